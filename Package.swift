@@ -1,0 +1,42 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// RunLoopKit: a CFRunLoop-faithful run loop, objc4's autorelease pool and Core Animation's
+// transaction commit for Swift. The library targets have no package dependencies;
+// `Benchmarks/` is a separate package.
+let package = Package(
+    name: "RunLoopKit",
+    products: [
+        .library(name: "RunLoopKit", targets: ["RunLoopKit"]),
+        .library(name: "RunLoopCore", targets: ["RunLoopCore"]),
+        .library(name: "Autorelease", targets: ["Autorelease"]),
+        .library(name: "Transactions", targets: ["Transactions"]),
+        .library(name: "LoopInstruments", targets: ["LoopInstruments"]),
+        .executable(name: "runloopkit", targets: ["runloopkit"]),
+        .executable(name: "autorelease-stress", targets: ["autorelease-stress"]),
+    ],
+    targets: [
+        // Tiny C target: epoll/eventfd/timerfd and libdispatch's main-queue hooks.
+        .target(name: "CRunLoopShims", linkerSettings: [.linkedLibrary("dispatch", .when(platforms: [.linux]))]),
+        // The three pillars; none imports another.
+        .target(name: "RunLoopCore", dependencies: ["CRunLoopShims"]),
+        .target(name: "Autorelease"),
+        .target(name: "Transactions"),
+        // Tracing, memory probe, lag monitor, exporters.
+        .target(name: "LoopInstruments", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "CRunLoopShims"]),
+        // Umbrella: re-exports, standard observers, bridges to a real CFRunLoop.
+        .target(name: "RunLoopKit", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "LoopInstruments"]),
+        // The documented scenarios, shared by the main job and the DocumentedScenarios suite.
+        .target(name: "LoopScenarios", dependencies: ["RunLoopKit"]),
+        .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
+        .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
+
+        .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore"]),
+        .testTarget(name: "DifferentialTests", dependencies: ["RunLoopCore"]),
+        .testTarget(name: "AutoreleaseTests", dependencies: ["Autorelease"]),
+        .testTarget(name: "TransactionsTests", dependencies: ["Transactions"]),
+        .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments"]),
+        .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "LoopScenarios"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,65 @@
+#ifndef CRUNLOOPSHIMS_H
+#define CRUNLOOPSHIMS_H
+
+// Thin, allocation-free wrappers over the Linux primitives RunLoopKit needs and that Glibc's
+// Swift overlay does not expose (eventfd, epoll, timerfd, gettid, mallinfo2), plus the two
+// functions libdispatch exports for CoreFoundation to drain the main queue.
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); -1 on error (errno set).
+int rlk_eventfd_create(void);
+/// Adds 1 to the eventfd counter; returns 0 or -1.
+int rlk_eventfd_signal(int fd);
+/// Reads (and so resets) the counter; returns the value, or 0 if it was not readable.
+uint64_t rlk_eventfd_drain(int fd);
+
+/// epoll_create1(EPOLL_CLOEXEC).
+int rlk_epoll_create(void);
+/// Registers `fd` for the given readiness (bit 0: readable, bit 1: writable) with `token`
+/// as the event's data; `edge` selects EPOLLET. Returns 0 or -1.
+int rlk_epoll_add(int epfd, int fd, uint32_t interest, uint64_t token, int edge);
+/// Changes the interest of an already registered fd.
+int rlk_epoll_modify(int epfd, int fd, uint32_t interest, uint64_t token, int edge);
+/// Unregisters `fd`; returns 0 or -1.
+int rlk_epoll_remove(int epfd, int fd);
+/// Waits up to `timeout_ms` (-1 = forever) for at most `max` events; fills `tokens` and
+/// `ready` (bit 0 readable, bit 1 writable, bit 2 error/hang-up). EINTR is retried with the
+/// remaining time. Returns the number of events, or -1.
+int rlk_epoll_wait(int epfd, uint64_t *tokens, uint32_t *ready, int max, int timeout_ms);
+/// Like rlk_epoll_wait with a nanosecond timeout (negative = forever), via epoll_pwait2 when
+/// available and a rounded-up millisecond timeout otherwise.
+int rlk_epoll_wait_ns(int epfd, uint64_t *tokens, uint32_t *ready, int max, int64_t timeout_ns);
+
+/// timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK).
+int rlk_timerfd_create(void);
+/// Arms the timerfd at absolute CLOCK_MONOTONIC nanoseconds (0 disarms).
+int rlk_timerfd_arm(int fd, uint64_t deadline_ns);
+
+/// CLOCK_MONOTONIC in nanoseconds.
+uint64_t rlk_monotonic_ns(void);
+/// The kernel thread id.
+int64_t rlk_gettid(void);
+/// 1 when the calling thread is the process's main thread (gettid == getpid), as CF decides.
+int rlk_is_main_thread(void);
+/// Pins the calling thread to one CPU (benchmarks); returns 0 or an errno.
+int rlk_pin_current_thread(int cpu);
+
+/// Heap bytes in use according to glibc (mallinfo2().uordblks); 0 when unavailable.
+size_t rlk_heap_in_use(void);
+
+/// libdispatch's main-queue handle (an eventfd on Linux) and drain function, exported for
+/// CoreFoundation. Declared here so the run loop can service DispatchQueue.main as CF does.
+int rlk_dispatch_main_queue_handle(void);
+void rlk_dispatch_main_queue_drain(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,152 @@
+#define _GNU_SOURCE
+#include "CRunLoopShims.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+int rlk_eventfd_create(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+int rlk_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    for (;;) {
+        ssize_t n = write(fd, &one, sizeof one);
+        if (n == (ssize_t)sizeof one) return 0;
+        if (n < 0 && errno == EINTR) continue;
+        // EAGAIN means the counter is saturated: the fd is readable already.
+        return (n < 0 && errno == EAGAIN) ? 0 : -1;
+    }
+}
+
+uint64_t rlk_eventfd_drain(int fd) {
+    uint64_t value = 0;
+    for (;;) {
+        ssize_t n = read(fd, &value, sizeof value);
+        if (n == (ssize_t)sizeof value) return value;
+        if (n < 0 && errno == EINTR) continue;
+        return 0;
+    }
+}
+
+int rlk_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+static uint32_t rlk_events(uint32_t interest, int edge) {
+    uint32_t ev = 0;
+    if (interest & 1u) ev |= EPOLLIN;
+    if (interest & 2u) ev |= EPOLLOUT;
+    if (edge) ev |= EPOLLET;
+    return ev;
+}
+
+int rlk_epoll_add(int epfd, int fd, uint32_t interest, uint64_t token, int edge) {
+    struct epoll_event ev = {.events = rlk_events(interest, edge), .data.u64 = token};
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int rlk_epoll_modify(int epfd, int fd, uint32_t interest, uint64_t token, int edge) {
+    struct epoll_event ev = {.events = rlk_events(interest, edge), .data.u64 = token};
+    return epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev);
+}
+
+int rlk_epoll_remove(int epfd, int fd) {
+    struct epoll_event ev = {0};
+    return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &ev);
+}
+
+static int rlk_copy_events(struct epoll_event *events, int n, uint64_t *tokens, uint32_t *ready) {
+    for (int i = 0; i < n; i++) {
+        uint32_t r = 0;
+        if (events[i].events & EPOLLIN) r |= 1u;
+        if (events[i].events & EPOLLOUT) r |= 2u;
+        if (events[i].events & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)) r |= 4u;
+        tokens[i] = events[i].data.u64;
+        ready[i] = r;
+    }
+    return n;
+}
+
+#define RLK_MAX_EVENTS 64
+
+int rlk_epoll_wait(int epfd, uint64_t *tokens, uint32_t *ready, int max, int timeout_ms) {
+    return rlk_epoll_wait_ns(epfd, tokens, ready, max,
+                             timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000LL);
+}
+
+int rlk_epoll_wait_ns(int epfd, uint64_t *tokens, uint32_t *ready, int max, int64_t timeout_ns) {
+    struct epoll_event events[RLK_MAX_EVENTS];
+    if (max > RLK_MAX_EVENTS) max = RLK_MAX_EVENTS;
+    if (max < 1) max = 1;
+    uint64_t deadline = timeout_ns > 0 ? rlk_monotonic_ns() + (uint64_t)timeout_ns : 0;
+    for (;;) {
+        int n;
+#ifdef SYS_epoll_pwait2
+        struct timespec ts, *tsp = NULL;
+        if (timeout_ns >= 0) {
+            ts.tv_sec = timeout_ns / 1000000000LL;
+            ts.tv_nsec = timeout_ns % 1000000000LL;
+            tsp = &ts;
+        }
+        n = (int)syscall(SYS_epoll_pwait2, epfd, events, max, tsp, NULL, 0);
+        if (n < 0 && errno == ENOSYS)
+#endif
+        {
+            int ms = timeout_ns < 0 ? -1 : (int)((timeout_ns + 999999LL) / 1000000LL);
+            n = epoll_wait(epfd, events, max, ms);
+        }
+        if (n >= 0) return rlk_copy_events(events, n, tokens, ready);
+        if (errno != EINTR) return -1;
+        if (timeout_ns > 0) {
+            uint64_t now = rlk_monotonic_ns();
+            timeout_ns = now >= deadline ? 0 : (int64_t)(deadline - now);
+        }
+    }
+}
+
+int rlk_timerfd_create(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK); }
+
+int rlk_timerfd_arm(int fd, uint64_t deadline_ns) {
+    struct itimerspec spec = {0};
+    spec.it_value.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
+    spec.it_value.tv_nsec = (long)(deadline_ns % 1000000000ULL);
+    return timerfd_settime(fd, deadline_ns ? TFD_TIMER_ABSTIME : 0, &spec, NULL);
+}
+
+uint64_t rlk_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int64_t rlk_gettid(void) { return (int64_t)syscall(SYS_gettid); }
+
+int rlk_is_main_thread(void) { return rlk_gettid() == (int64_t)getpid(); }
+
+int rlk_pin_current_thread(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+size_t rlk_heap_in_use(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks;
+#else
+    return 0;
+#endif
+}
+
+// Exported by libdispatch (swift-corelibs-libdispatch, queue.c) for CoreFoundation.
+extern int _dispatch_get_main_queue_handle_4CF(void);
+extern void _dispatch_main_queue_callback_4CF(void *msg);
+
+int rlk_dispatch_main_queue_handle(void) { return _dispatch_get_main_queue_handle_4CF(); }
+void rlk_dispatch_main_queue_drain(void) { _dispatch_main_queue_callback_4CF(NULL); }

@@ -1,0 +1,1 @@
+print("usage: runloopkit [--list | --help | SCENARIO]")
