@@ -144,6 +144,19 @@ public enum AutoreleasePool {
         return object
     }
 
+    /// `autorelease(_:)` for an optional: `nil` adds nothing and is returned unchanged (objc4's
+    /// `objc_autorelease(nil)`).
+    ///
+    /// ```swift
+    /// let cached: Node? = AutoreleasePool.autorelease(cache[key])
+    /// ```
+    @inlinable @discardableResult
+    public static func autorelease<T: AnyObject>(_ object: T?) -> T? {
+        guard let object else { return nil }
+        addEntry(UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()))
+        return object
+    }
+
     /// Hands an owned reference to the pool without retaining it again: the caller gives up
     /// `object`. The cheapest way to autorelease a freshly created object.
     ///
