@@ -1,0 +1,37 @@
+import RunLoopCore
+import Transactions
+
+/// Lets a `CommitPipeline` measure time on a loop's clock (virtual in tests and scenarios), so
+/// flush-if-too-late and animation completions follow the same time as the loop.
+///
+/// ```swift
+/// let pipeline = CommitPipeline(clock: LoopTransactionClock(loop.clock))
+/// ```
+public final class LoopTransactionClock: TransactionClock {
+    /// The loop clock read by `now`.
+    public let base: any LoopClock
+
+    public init(_ base: any LoopClock) { self.base = base }
+
+    public var now: UInt64 { base.now }
+}
+
+/// Schedules transaction completion blocks (those waiting for animations) as one-shot timers on a
+/// loop, in its common modes, so they run even while the loop tracks.
+///
+/// ```swift
+/// pipeline.completionScheduler = LoopCompletionScheduler(loop: loop)
+/// ```
+public final class LoopCompletionScheduler: CompletionScheduler {
+    private let loop: Loop
+
+    public init(loop: Loop) { self.loop = loop }
+
+    public func schedule(after seconds: Double, _ work: @escaping () -> Void) {
+        // `seconds` comes from animation durations, which the pipeline has already validated.
+        guard let timer = try? LoopTimer(after: max(0, seconds), clock: loop.clock,
+                                         label: "transactionCompletion", { _ in work() })
+        else { return }
+        loop.add(timer, mode: .common)
+    }
+}
