@@ -1,0 +1,222 @@
+// The public face of the pool. The fast paths are inlinable so a push, an autorelease or an
+// empty pop costs one pthread_getspecific and a few loads and stores in the caller.
+
+/// objc4's page-based autorelease pool, per thread.
+///
+/// ```swift
+/// let token = AutoreleasePool.push()
+/// let node = AutoreleasePool.autorelease(Node())       // kept alive until the pop
+/// AutoreleasePool.deferCleanup { close(fd) }          // runs at the pop, LIFO with objects
+/// AutoreleasePool.pop(token)                           // releases node after closing fd
+/// ```
+public enum AutoreleasePool {
+    /// Marks a pool on the thread that pushed it. Noncopyable: `pop` consumes it, so popping
+    /// one token twice does not compile.
+    ///
+    /// ```swift
+    /// let token = AutoreleasePool.push()
+    /// print(token.address)     // the boundary slot, or 1 for the empty-pool placeholder
+    /// AutoreleasePool.pop(token)
+    /// ```
+    @frozen
+    public struct Token: ~Copyable {
+        /// The boundary slot's address (objc4's token), or 1 for the empty-pool placeholder.
+        public let address: UInt
+        /// The pushing thread (its `pthread_t`).
+        public let thread: UInt
+
+        @inlinable
+        init(address: UInt, thread: UInt) {
+            self.address = address
+            self.thread = thread
+        }
+
+        /// Rebuilds a token from `unsafeRaw` on the thread that pushed it: the escape hatch for
+        /// keeping tokens in ordinary collections (see `AutoreleasePoolStack`). Nothing stops
+        /// a raw value being popped twice; a checked pop then throws, an unchecked one traps.
+        ///
+        /// ```swift
+        /// let raw = AutoreleasePool.push().unsafeRaw
+        /// AutoreleasePool.pop(AutoreleasePool.Token(unsafeRaw: raw))
+        /// ```
+        @inlinable
+        public init(unsafeRaw: UInt) {
+            self.init(address: unsafeRaw, thread: currentThreadID())
+        }
+
+        /// The token's address as a plain integer (see `init(unsafeRaw:)`).
+        @inlinable
+        public var unsafeRaw: UInt { address }
+    }
+
+    /// Pushes a new pool on the calling thread's stack of pools (objc4 `objc_autoreleasePoolPush`).
+    /// The first push on a thread allocates nothing and returns the placeholder token (address 1).
+    ///
+    /// ```swift
+    /// let token = AutoreleasePool.push()
+    /// defer_work()
+    /// AutoreleasePool.pop(token)
+    /// ```
+    @inlinable
+    public static func push() -> Token {
+        let word = ThreadPool.loadWord()
+        if let page = PoolPage(address: ThreadWord.page(word)) {
+            let next = page.next
+            if next != page.end {
+                page.setEntry(Entry.boundary, at: next)
+                page.next = next &+ 8
+                return Token(address: next, thread: page.thread)
+            }
+        }
+        return Token(address: ThreadPool.addSlow(Entry.boundary), thread: currentThreadID())
+    }
+
+    /// Pops `token`'s pool and every pool pushed after it, releasing their objects and running
+    /// their cleanups strictly LIFO (objc4 `objc_autoreleasePoolPop`). A token that is not a live
+    /// pool of this thread traps with objc4's "Invalid or prematurely-freed autorelease pool"
+    /// message.
+    ///
+    /// ```swift
+    /// AutoreleasePool.pop(token)
+    /// ```
+    @inlinable
+    public static func pop(_ token: consuming Token) {
+        let address = token.address
+        let thread = token.thread
+        let word = ThreadPool.loadWord()
+        // Fast path: an empty pool on the hot page with no cached child and no tracking.
+        if address & PageLayout.pageMask == ThreadWord.page(word) && word & ThreadWord.highWaterMask == 0,
+           let page = PoolPage(address: ThreadWord.page(word)),
+           page.next == address &+ 8, page.thread == thread, page.entry(at: address) == Entry.boundary,
+           page.child == nil, address != page.begin
+        {
+            page.setEntry(PageLayout.scribble, at: address)
+            page.next = address
+            return
+        }
+        popSlow(address: address, thread: thread)
+    }
+
+    @usableFromInline @inline(never)
+    static func popSlow(address: UInt, thread: UInt) {
+        do {
+            try ThreadPool.pop(address: address, thread: thread)
+        } catch {
+            Diagnostics.badPop(address, reason: error)
+        }
+    }
+
+    /// Pops like `pop(_:)` after checking that the token is a live pool of this thread. On a
+    /// token from another thread, a stale or a forged token it throws an error naming the token
+    /// and the threads, and releases nothing.
+    ///
+    /// ```swift
+    /// do { try AutoreleasePool.checkedPop(token) }
+    /// catch { print(error) }   // "autorelease pool token 0x… was pushed on thread 0x… but popped on …"
+    /// ```
+    public static func checkedPop(_ token: consuming Token) throws(AutoreleasePoolError) {
+        try ThreadPool.pop(address: token.address, thread: token.thread)
+    }
+
+    /// Pops `token`'s pool and pushes a new one: the BeforeWaiting step of the classic
+    /// run-loop observer.
+    ///
+    /// ```swift
+    /// token = AutoreleasePool.popAndPush(token)
+    /// ```
+    @inlinable
+    public static func popAndPush(_ token: consuming Token) -> Token {
+        pop(token)
+        return push()
+    }
+
+    /// Keeps `object` alive until the innermost pool pops (the pool takes its own strong
+    /// reference) and returns it. With no pool, objc4's default applies: the object goes to an
+    /// implicit cold page drained at thread exit (see `configuration.missingPool`).
+    ///
+    /// ```swift
+    /// let buffer = AutoreleasePool.autorelease(Buffer(capacity: 4096))
+    /// ```
+    @inlinable @inline(__always) @discardableResult
+    public static func autorelease<T: AnyObject>(_ object: T) -> T {
+        let entry = UInt(bitPattern: Unmanaged.passRetained(object).toOpaque())
+        addEntry(entry)
+        return object
+    }
+
+    /// Hands an owned reference to the pool without retaining it again: the caller gives up
+    /// `object`. The cheapest way to autorelease a freshly created object.
+    ///
+    /// ```swift
+    /// AutoreleasePool.autorelease(consuming: Node())
+    /// ```
+    @inlinable @inline(__always)
+    public static func autorelease<T: AnyObject>(consuming object: consuming T) {
+        let word = ThreadPool.loadWord()
+        if let page = PoolPage(address: ThreadWord.page(word)) {
+            let next = page.next
+            if next != page.end {
+                // Move the caller's reference into the free slot: no retain, no release.
+                _ = UnsafeMutableRawPointer(bitPattern: next).unsafelyUnwrapped.initializeMemory(as: T.self, to: object)
+                _ = ThreadPool.add(page.entry(at: next), to: page, flags: word)
+                return
+            }
+        }
+        // Rare: a new page (or no pool). The retain pairs with the release of `object` here.
+        _ = ThreadPool.addSlow(UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()))
+    }
+
+    @inlinable @inline(__always)
+    static func addEntry(_ entry: UInt) {
+        let word = ThreadPool.loadWord()
+        if let page = PoolPage(address: ThreadWord.page(word)), page.next != page.end {
+            _ = ThreadPool.add(entry, to: page, flags: word)
+            return
+        }
+        // Returns 0 under the missing-pool diagnostic: objc4 then leaks the object, and the
+        // retain taken by the caller is exactly that leak.
+        _ = ThreadPool.addSlow(entry)
+    }
+
+    /// Runs `work` when the innermost pool pops, in LIFO order with the objects autoreleased
+    /// around it: the service pattern for closing descriptors or returning buffers per turn.
+    ///
+    /// ```swift
+    /// let fd = open(path, O_RDONLY)
+    /// AutoreleasePool.deferCleanup(label: "close log fd") { close(fd) }
+    /// ```
+    public static func deferCleanup(label: String = "DeferredCleanup", _ work: @escaping () -> Void) {
+        autorelease(consuming: DeferredCleanup(label: label, work: work))
+    }
+
+    /// Runs `body` inside its own pool and pops it afterwards, also when `body` throws.
+    ///
+    /// ```swift
+    /// let total = AutoreleasePool.withPool { parse(file) }
+    /// ```
+    @inlinable
+    public static func withPool<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        let token = push()
+        let result: R
+        do {
+            result = try body()
+        } catch {
+            pop(token)
+            throw error
+        }
+        pop(token)
+        return result
+    }
+}
+
+#if !canImport(ObjectiveC)
+/// Runs `body` in a new autorelease pool, like Darwin's `ObjectiveC.autoreleasepool`.
+///
+/// ```swift
+/// let lines = autoreleasepool { readLines(from: file) }
+/// ```
+@inlinable
+public func autoreleasepool<R, E: Error>(invoking body: () throws(E) -> R) throws(E) -> R {
+    try AutoreleasePool.withPool(body)
+}
+#endif

@@ -1,0 +1,301 @@
+// The per-thread pool: the hot-page key, the slow paths of push/autorelease/pop, hysteresis
+// and the thread-exit drain. Everything here runs on the owning thread only (the state is
+// reached through pthread keys), so nothing needs a lock.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The key whose value is the thread's `ThreadWord` (hot page + flags). Its destructor drains
+/// every pool of an exiting thread LIFO and frees all its pages.
+@usableFromInline
+let hotPageKey: pthread_key_t = makeKey { value in
+    ThreadPool.threadDidExit(word: UInt(bitPattern: value))
+}
+
+func makeKey(destructor: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void) -> pthread_key_t {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key, destructor)
+    precondition(status == 0, "autorelease pool: pthread_key_create failed with error \(status)")
+    return key
+}
+
+/// The calling thread's identity as stored in a page header.
+@usableFromInline
+func currentThreadID() -> UInt {
+    #if canImport(Glibc)
+    return UInt(pthread_self())
+    #else
+    return UInt(bitPattern: pthread_self())
+    #endif
+}
+
+@usableFromInline
+enum ThreadPool {
+    // MARK: The thread word
+
+    @inlinable
+    static func loadWord() -> UInt {
+        UInt(bitPattern: pthread_getspecific(hotPageKey))
+    }
+
+    @inlinable
+    static func storeWord(_ word: UInt) {
+        _ = pthread_setspecific(hotPageKey, UnsafeRawPointer(bitPattern: word))
+    }
+
+    /// The thread's flags, taking the process defaults for a thread that never set them.
+    static func flags(of word: UInt) -> UInt {
+        word & ThreadWord.initialisedBit != 0 ? ThreadWord.flags(word) & ~ThreadWord.placeholderBit
+            : defaultFlags.load(ordering: .relaxed)
+    }
+
+    static func currentFlags() -> UInt { flags(of: loadWord()) }
+
+    static func setFlags(_ flags: UInt) {
+        let word = loadWord()
+        storeWord((word & (PageLayout.pageMask | ThreadWord.placeholderBit)) | flags)
+    }
+
+    static func hotPage(_ word: UInt) -> PoolPage? { PoolPage(address: ThreadWord.page(word)) }
+
+    // MARK: Adding (objc4 autoreleaseFast / add)
+
+    /// Adds `entry` to a page that is not full; coalesces as the thread's mode says.
+    /// Returns the slot the entry ended up in.
+    @inlinable @inline(__always)
+    static func add(_ entry: UInt, to page: PoolPage, flags: UInt) -> UInt {
+        let next = page.next
+        if entry != Entry.boundary && next != page.begin {
+            let mode = flags & ThreadWord.coalescingMask
+            if mode == 0 {
+                // LRU: the 4 most recent entries, stopping at slot 0 (never examined) or a boundary.
+                let top = next &- 8
+                var slot = top
+                var offset: UInt = 0
+                while offset < 4 && slot > page.begin {
+                    let found = page.entry(at: slot)
+                    if found == Entry.boundary { break }
+                    if Entry.pointer(found) == entry && Entry.count(found) < Entry.maxCount {
+                        if offset > 0 {
+                            UnsafeMutableRawPointer(bitPattern: slot).unsafelyUnwrapped.copyMemory(
+                                from: UnsafeRawPointer(bitPattern: slot &+ 8).unsafelyUnwrapped, byteCount: Int(offset) * 8)
+                        }
+                        page.setEntry(found &+ Entry.countUnit, at: top)
+                        return top
+                    }
+                    slot &-= 8
+                    offset &+= 1
+                }
+            } else if mode == 1 << ThreadWord.coalescingShift {
+                // Top only: slot 0 included.
+                let top = next &- 8
+                let found = page.entry(at: top)
+                if Entry.pointer(found) == entry && Entry.count(found) < Entry.maxCount {
+                    page.setEntry(found &+ Entry.countUnit, at: top)
+                    return top
+                }
+            }
+        }
+        page.setEntry(entry, at: next)
+        page.next = next &+ 8
+        return next
+    }
+
+    /// objc4's autoreleaseFullPage / autoreleaseNoPage. Returns the slot address, 1 for the
+    /// empty-pool placeholder, or 0 when the entry was not stored (missing-pool diagnostic).
+    @usableFromInline @inline(never)
+    static func addSlow(_ entry: UInt) -> UInt {
+        let word = loadWord()
+        let flags = flags(of: word)
+        if var page = hotPage(word) {
+            if !page.isFull { return add(entry, to: page, flags: flags) }
+            repeat { page = page.child ?? allocatePage(parent: page) } while page.isFull
+            storeWord(page.address | flags)
+            return add(entry, to: page, flags: flags)
+        }
+        var pushExtraBoundary = false
+        if word & ThreadWord.placeholderBit != 0 {
+            // One pool was pushed as a placeholder: it needs its boundary now.
+            pushExtraBoundary = true
+        } else if entry != Entry.boundary && flags & ThreadWord.missingPoolMask != 0 {
+            Diagnostics.missingPool(entry: entry, fatal: flags & ThreadWord.missingPoolMask == 2 << ThreadWord.missingPoolShift)
+            return 0
+        } else if entry == Entry.boundary {
+            // The first push allocates nothing.
+            storeWord(flags | ThreadWord.placeholderBit)
+            return 1
+        }
+        let page = allocatePage(parent: nil)
+        storeWord(page.address | flags)
+        if pushExtraBoundary { _ = add(Entry.boundary, to: page, flags: flags) }
+        return add(entry, to: page, flags: flags)
+    }
+
+    static func allocatePage(parent: PoolPage?) -> PoolPage {
+        let state = ThreadState.current
+        state.samplePeakEntries()
+        let page = PoolPage.allocate(parent: parent, thread: currentThreadID())
+        state.pagesChanged(by: 1)
+        return page
+    }
+
+    // MARK: Popping (objc4 pop / popPage / releaseUntil)
+
+    /// Why a token cannot be popped, or nil if it can (then `page`/`stop` are set).
+    static func locate(address: UInt, thread: UInt, word: UInt) -> (page: PoolPage?, stop: UInt, problem: AutoreleasePoolError?) {
+        let me = currentThreadID()
+        if thread != me {
+            return (nil, 0, .wrongThread(token: address, pushedOn: thread, poppedOn: me))
+        }
+        if address == 1 {
+            guard let hot = hotPage(word) else {
+                if word & ThreadWord.placeholderBit != 0 { return (nil, 0, nil) }
+                return (nil, 0, .staleToken(token: address, thread: me))
+            }
+            let cold = hot.coldest
+            return (cold, cold.begin, nil)
+        }
+        var candidate = hotPage(word)
+        let pageAddress = address & PageLayout.pageMask
+        while let page = candidate, page.address != pageAddress { candidate = page.parent }
+        guard let page = candidate else {
+            return (nil, 0, .unknownToken(token: address, thread: me))
+        }
+        guard address >= page.begin, address < page.next, (address &- page.begin) % 8 == 0 else {
+            return (nil, 0, .staleToken(token: address, thread: me))
+        }
+        // A no-pool object in slot 0 of the cold page is the one non-boundary stop objc4 allows.
+        if page.entry(at: address) != Entry.boundary && !(address == page.begin && page.parent == nil) {
+            return (nil, 0, .staleToken(token: address, thread: me))
+        }
+        return (page, address, nil)
+    }
+
+    /// Pops the pool whose token is `address` (and every pool pushed after it).
+    /// Throws without touching anything when the token is not a live pool of this thread.
+    @usableFromInline @inline(never)
+    static func pop(address: UInt, thread: UInt) throws(AutoreleasePoolError) {
+        let word = loadWord()
+        let (target, stop, problem) = locate(address: address, thread: thread, word: word)
+        if let problem { throw problem }
+        guard let page = target else {
+            // Popping the placeholder with nothing added: clear it (objc4 setHotPage(nil)).
+            storeWord(flags(of: word))
+            return
+        }
+        let flags = flags(of: word)
+        if flags & ThreadWord.highWaterMask != 0, let hot = hotPage(word) {
+            HighWater.update(hot: hot, print: flags & ThreadWord.highWaterMask == 2 << ThreadWord.highWaterShift)
+        }
+        let state = ThreadState.current
+        state.samplePeakEntries()
+        releaseUntil(page: page, stop: stop, state: state)
+        if flags & ThreadWord.missingPoolMask != 0 && page.isEmpty && page.parent == nil {
+            // With the missing-pool diagnostic on, a drained cold page goes away so that a
+            // later autorelease with no pool is reported instead of landing here silently.
+            state.pagesChanged(by: -page.killWithChildren())
+            storeWord(loadWord() & ThreadWord.flagsMask & ~ThreadWord.placeholderBit)
+        } else if page.isLessThanHalfFull {
+            if let child = page.child { state.pagesChanged(by: -child.killWithChildren()) }
+        } else if let grandchild = page.child?.child {
+            // Hysteresis: keep one empty child when the page is at least half full.
+            state.pagesChanged(by: -grandchild.killWithChildren())
+        }
+        state.publish()
+    }
+
+    /// Releases entries, hottest first, until `page.next == stop`. Re-reads the hot page every
+    /// time because a release may autorelease more objects; those are released by this loop too.
+    static func releaseUntil(page: PoolPage, stop: UInt, state: ThreadState) {
+        while page.next != stop {
+            let word = loadWord()
+            guard var hot = hotPage(word) else {
+                fatalError("autorelease pool: the hot page vanished while popping \(hex(stop)) (a deinit popped an outer pool?)")
+            }
+            while hot.isEmpty {
+                guard let parent = hot.parent else {
+                    fatalError("autorelease pool: ran past the cold page while popping \(hex(stop))")
+                }
+                hot = parent
+                storeWord(hot.address | ThreadWord.flags(word))
+            }
+            let slot = hot.next &- 8
+            hot.next = slot
+            let entry = hot.entry(at: slot)
+            hot.setEntry(PageLayout.scribble, at: slot)
+            if entry != Entry.boundary {
+                let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: Entry.pointer(entry)).unsafelyUnwrapped)
+                var releases = Entry.count(entry)
+                while true {
+                    object.release()
+                    if releases == 0 { break }
+                    releases &-= 1
+                }
+                // Entries added by that release may have raised the total above the last peak.
+                if hot.next > slot || ThreadWord.page(loadWord()) != hot.address { state.samplePeakEntries() }
+            }
+        }
+        storeWord(page.address | ThreadWord.flags(loadWord()))
+    }
+
+    // MARK: Thread exit (objc4 HotPageDealloc)
+
+    static func threadDidExit(word: UInt) {
+        guard let hot = hotPage(word) else { return }
+        // glibc cleared the value before calling us: re-install it for the drain.
+        storeWord(word)
+        let state = ThreadState.current
+        state.samplePeakEntries()
+        let cold = hot.coldest
+        if !cold.isEmpty { releaseUntil(page: cold, stop: cold.begin, state: state) }
+        state.pagesChanged(by: -cold.killWithChildren())
+        storeWord(0)
+        state.publish()
+    }
+
+    // MARK: Measuring
+
+    /// Used slots over the hot page and its ancestors (objc4's "releases pending").
+    static func pendingEntries(_ word: UInt) -> Int {
+        var total = 0
+        var page = hotPage(word)
+        while let current = page {
+            total += current.usedSlots
+            page = current.parent
+        }
+        return total
+    }
+
+    /// Releases pop would perform now: objects and cleanups, counting coalesced counts.
+    static func pendingReleases(_ word: UInt) -> Int {
+        var total = 0
+        var page = hotPage(word)
+        while let current = page {
+            var slot = current.begin
+            while slot < current.next {
+                let entry = current.entry(at: slot)
+                if entry != Entry.boundary { total += Int(Entry.count(entry)) + 1 }
+                slot &+= 8
+            }
+            page = current.parent
+        }
+        return total
+    }
+
+    /// Pages owned by the thread, including a cached empty child.
+    static func pageCount(_ word: UInt) -> Int {
+        guard let hot = hotPage(word) else { return 0 }
+        var count = 0
+        var page: PoolPage? = hot.coldest
+        while let current = page {
+            count += 1
+            page = current.child
+        }
+        return count
+    }
+}
