@@ -1,0 +1,145 @@
+/// The transaction stack operations behind `Transaction` (which forwards to
+/// `CommitPipeline.current`).
+extension CommitPipeline {
+    /// Default of `animationDuration` when no open transaction set it (Core Animation's 0.25 s).
+    public static let defaultAnimationDuration = 0.25
+
+    /// Opens an explicit transaction nested in whatever is open on this thread.
+    public func begin() {
+        scopes.append(TransactionScope(isImplicit: false))
+        explicitDepth += 1
+    }
+
+    /// Closes the innermost explicit transaction. Only the outermost one commits — and only when
+    /// no implicit transaction lies beneath it (then the run loop's commit carries everything,
+    /// unless `flush()` was called inside, which commits here).
+    ///
+    /// - Throws: `TransactionError.commitWithoutBegin` when no explicit transaction is open.
+    public func commit() throws(TransactionError) {
+        guard explicitDepth > 0, let top = scopes.last, !top.isImplicit else {
+            throw .commitWithoutBegin(thread: threadName, implicitOpen: hasImplicitTransaction)
+        }
+        scopes.removeLast()
+        explicitDepth -= 1
+        retire(top)
+        guard explicitDepth == 0 else { return }
+        if phase != .idle {
+            // A transaction begun and committed inside a running commit's callouts: fold it into
+            // the running commit before display, else carry it to the next commit.
+            if phase >= .display { openImplicitForNextCommit() }
+            return
+        }
+        if scopes.isEmpty {
+            performCommit(reason: .explicitCommit)
+        } else if flushRequested {
+            performCommit(reason: .flush)
+        }
+    }
+
+    /// Commits the implicit transaction now; when an explicit transaction is open, at its
+    /// outermost `commit()` instead. Does nothing when nothing is open. During a running commit it
+    /// only reports `TransactionDiagnostic.reentrantCommitIgnored` (the running commit, or the
+    /// next one, carries the work).
+    public func flush() {
+        if phase != .idle {
+            if needsCommit || !scopes.isEmpty { diagnosticsHandler(.reentrantCommitIgnored(reason: .flush)) }
+            return
+        }
+        if explicitDepth > 0 {
+            flushRequested = true
+            return
+        }
+        if needsCommit { performCommit(reason: .flush) }
+    }
+
+    /// The value for `key` from the innermost open transaction that set it; nil if none did.
+    /// `Transaction.Key.animationDuration` and `.disableActions` read their typed storage.
+    public func value(forKey key: String) -> Any? {
+        for scope in scopes.reversed() {
+            switch key {
+            case Transaction.Key.animationDuration:
+                if let value = scope.animationDuration { return value }
+            case Transaction.Key.disableActions:
+                if let value = scope.disableActions { return value }
+            default:
+                if let value = scope.values?[key] { return value }
+            }
+        }
+        return nil
+    }
+
+    /// Sets `key` in the innermost open transaction (opening the implicit one if none is open).
+    /// Setting nil removes it from that transaction only.
+    public func setValue(_ value: Any?, forKey key: String) {
+        switch key {
+        case Transaction.Key.animationDuration:
+            withInnermostScope { $0.animationDuration = (value as? Double).map(validDuration) }
+        case Transaction.Key.disableActions:
+            withInnermostScope { $0.disableActions = value as? Bool }
+        default:
+            withInnermostScope { scope in
+                if let value {
+                    if scope.values == nil { scope.values = [:] }
+                    scope.values![key] = value
+                } else {
+                    scope.values?[key] = nil
+                }
+            }
+        }
+    }
+
+    /// Innermost `animationDuration`, default 0.25 s. Setting a negative or NaN value stores 0.
+    public var animationDuration: Double {
+        get {
+            for scope in scopes.reversed() { if let value = scope.animationDuration { return value } }
+            return Self.defaultAnimationDuration
+        }
+        set { withInnermostScope { $0.animationDuration = validDuration(newValue) } }
+    }
+
+    /// Innermost `disableActions`, default false.
+    public var disableActions: Bool {
+        get {
+            for scope in scopes.reversed() { if let value = scope.disableActions { return value } }
+            return false
+        }
+        set { withInnermostScope { $0.disableActions = newValue } }
+    }
+
+    /// Sets the innermost transaction's completion block. A block it replaces is called at once,
+    /// before this returns, with `.replaced`.
+    public func setCompletionBlock(_ block: TransactionCompletion?) {
+        var replaced: TransactionCompletion?
+        withInnermostScope { scope in
+            replaced = scope.completion
+            scope.completion = block
+        }
+        replaced?(.replaced)
+    }
+
+    /// Records an animation of `duration` seconds (default: the innermost `animationDuration`)
+    /// in the innermost transaction. It counts toward the completion block of that transaction
+    /// and of every enclosing one: each waits for the longest animation of its group.
+    /// Negative or NaN durations count as 0.
+    public func addAnimation(duration: Double? = nil) {
+        let seconds = validDuration(duration ?? animationDuration)
+        withInnermostScope { _ in }
+        for index in scopes.indices {
+            scopes[index].animationCount += 1
+            scopes[index].longestAnimation = Swift.max(scopes[index].longestAnimation, seconds)
+        }
+    }
+
+    /// Applies `change` to the innermost open transaction, opening one first if needed (the
+    /// implicit one outside a commit; a next-commit implicit one during a commit).
+    private func withInnermostScope(_ change: (inout TransactionScope) -> Void) {
+        if scopes.isEmpty {
+            if phase == .idle { openImplicit() } else { openImplicitForNextCommit() }
+        }
+        change(&scopes[scopes.count - 1])
+    }
+
+    private func validDuration(_ seconds: Double) -> Double {
+        seconds.isNaN || seconds < 0 ? 0 : seconds
+    }
+}

@@ -1,0 +1,415 @@
+/// The per-thread commit machinery: the transaction stack, the dirty-layer queue and the commit
+/// itself. `CommitPipeline.current` is this thread's pipeline; `Transaction` and `Layer` use it.
+///
+/// A commit runs, in this order (nothing else interleaves):
+/// 1. before-commit hooks (marks made here belong to this commit);
+/// 2. layout rounds: dirty layers shallowest first; a layer dirtied during layout is laid out in
+///    the same commit (next round); after `maxLayoutRounds` rounds it stops, reports
+///    `TransactionDiagnostic.layoutLoop` naming the layers, and leaves them for the next commit;
+/// 3. display of dirty layers in tree order (pre-order: parents before children, siblings back to
+///    front); marks made from here on go to the **next** commit and call `wakeUpHandler`;
+/// 4. prepare: the immutable `CommitSnapshot` is built;
+/// 5. the snapshot is delivered to `sink` (default: a `FrameLog`);
+/// 6. after-commit hooks, then one-shot post-commit callbacks eligible at `runLevel`;
+/// 7. completion blocks of the committed transactions.
+///
+/// The pipeline does not know any run loop. A host calls `commitIfNeeded(reason:)` from its
+/// before-waiting/exit observer (order 2000000 in CF terms), `flushIfTooLate()` after source
+/// callouts, sets `wakeUpHandler`, `runLevel` and optionally `completionScheduler`.
+///
+/// ```swift
+/// let pipeline = CommitPipeline.current
+/// pipeline.wakeUpHandler = { loop.wakeUp() }
+/// // in the loop's BeforeWaiting|Exit observer (order 2000000):
+/// pipeline.commitIfNeeded(reason: .beforeWaiting)
+/// ```
+///
+/// Thread confinement: a pipeline is used only on the thread it belongs to (it is not `Sendable`).
+public final class CommitPipeline {
+    /// Where a pipeline is in its commit.
+    public enum Phase: Int, Sendable, Comparable, CustomStringConvertible {
+        case idle, beforeCommitHooks, layout, display, prepare, deliver, afterCommitHooks, completions
+
+        public static func < (a: Phase, b: Phase) -> Bool { a.rawValue < b.rawValue }
+
+        public var description: String {
+            switch self {
+            case .idle: return "idle"
+            case .beforeCommitHooks: return "beforeCommitHooks"
+            case .layout: return "layout"
+            case .display: return "display"
+            case .prepare: return "prepare"
+            case .deliver: return "deliver"
+            case .afterCommitHooks: return "afterCommitHooks"
+            case .completions: return "completions"
+            }
+        }
+    }
+
+    /// Identifies a registered hook, for `removeHook(_:)`.
+    public struct HookToken: Hashable, Sendable {
+        let id: UInt64
+    }
+
+    static let layoutPhase = 0
+    static let displayPhase = 1
+
+    // MARK: Configuration
+
+    /// Time source for `flushIfTooLate` and the default completion scheduler.
+    public let clock: any TransactionClock
+    /// Rounds of layout per commit before giving up (default 4, as GTK's frame clock).
+    public let maxLayoutRounds: Int
+    /// Called when work was queued for the next commit *during* a commit (marks made in display
+    /// or later, or layout left over by the round cap), so a host loop about to sleep turns once
+    /// more. The umbrella sets it to the loop's `wakeUp()`.
+    public var wakeUpHandler: (() -> Void)?
+    /// Receives diagnostics (layout loops, thread exit with an open transaction). Default: the
+    /// value of `CommitPipeline.defaultDiagnosticsHandler` when the pipeline was created.
+    public var diagnosticsHandler: TransactionDiagnosticsHandler
+    /// Receives each commit's snapshot. Default: a `FrameLog` (also reachable as `frameLog`).
+    public var sink: any CommitSink
+    /// Runs completion blocks that wait for animations. Default: a `ClockCompletionScheduler` on
+    /// `clock`, pumped by `runDueCompletions()`.
+    public var completionScheduler: any CompletionScheduler
+    /// How long pending work may wait before `flushIfTooLate()` forces a commit.
+    /// Default 16 666 667 ns (one 60 Hz frame).
+    public var tooLateBudgetNanoseconds: UInt64 = 16_666_667
+    /// The host loop's nesting level (0 = no loop running). The umbrella raises it on a run's Entry
+    /// and lowers it after that run's Exit commit. Post-commit callbacks remember the level they
+    /// were registered at and run only at a commit whose level is not deeper (see
+    /// `addPostCommitCallback(runLevel:_:)`).
+    public var runLevel: Int = 0
+
+    // MARK: State
+
+    /// True when a commit would do something: an implicit transaction is open (a mark was made,
+    /// or work was left for the next commit). Cheap: one stored Bool.
+    public private(set) var needsCommit = false
+    /// The current commit step (`.idle` outside a commit).
+    public private(set) var phase: Phase = .idle
+    /// Number of commits so far (the last snapshot's `frameNumber`).
+    public private(set) var frameNumber: UInt64 = 0
+    /// When the work now waiting for a commit started waiting, on `clock`: the time of the mark
+    /// (or other transaction use) that opened the implicit transaction; for work queued during a
+    /// commit (marks in display or later, layout left over by the cap) the time that commit
+    /// finished. nil when nothing waits. `flushIfTooLate()` compares against it.
+    public private(set) var pendingSince: UInt64?
+    /// When the last commit finished, on `clock`.
+    public private(set) var lastCommitTime: UInt64?
+    /// The thread this pipeline belongs to (for messages).
+    public let threadName: String
+
+    let queue: PhasedQueue<LayerRef>
+    var scopes: [TransactionScope] = []
+    var explicitDepth = 0
+    var flushRequested = false
+    var pendingCompletions: [PendingCompletion] = []
+    private var completionScratch: [PendingCompletion] = []
+    private var beforeHooks: [(token: HookToken, hook: () -> Void)] = []
+    private var afterHooks: [(token: HookToken, hook: (CommitSnapshot) -> Void)] = []
+    private var postCommitCallbacks: [(level: Int, callback: () -> Void)] = []
+    private var nextHookID: UInt64 = 0
+    private var laidOutRecord: [LayerIdentity] = []
+    private var displayedRecord: [DisplayedLayer] = []
+    private var wokeDuringThisCommit = false
+
+    /// Creates a pipeline (normally you use `CommitPipeline.current`; a separate one is useful in
+    /// tests together with `asCurrent(_:)`).
+    ///
+    /// ```swift
+    /// let pipeline = CommitPipeline(clock: ManualTransactionClock())
+    /// pipeline.asCurrent { layer.setNeedsLayout(); Transaction.flush() }
+    /// ```
+    public init(clock: any TransactionClock = SystemTransactionClock.shared, maxLayoutRounds: Int = 4) {
+        precondition(maxLayoutRounds >= 1, "CommitPipeline: maxLayoutRounds must be >= 1, got \(maxLayoutRounds)")
+        self.clock = clock
+        self.maxLayoutRounds = maxLayoutRounds
+        self.diagnosticsHandler = CommitPipeline.defaultDiagnosticsHandler
+        self.sink = FrameLog()
+        self.completionScheduler = ClockCompletionScheduler(clock: clock)
+        self.threadName = currentThreadDescription()
+        queue = PhasedQueue(phases: [
+            .init("layout", reentrancy: .nextRound(maxRounds: maxLayoutRounds),
+                  order: .custom { $0.layer.depth < $1.layer.depth }),   // live depth: layers may move
+            .init("display", reentrancy: .nextDrain,
+                  order: .custom { Layer.precedesInTreeOrder($0.layer, $1.layer) }),
+        ])
+    }
+
+    /// The default sink, when it is still installed.
+    public var frameLog: FrameLog? { sink as? FrameLog }
+
+    /// True while a commit runs.
+    public var isCommitting: Bool { phase != .idle }
+    /// Explicit `begin()`s not yet committed.
+    public var explicitTransactionDepth: Int { explicitDepth }
+    /// True when the implicit transaction is open.
+    public var hasImplicitTransaction: Bool { scopes.first?.isImplicit ?? false }
+    /// Layers waiting for layout or display (incl. ones queued for the next commit).
+    public var pendingLayerCount: Int { queue.count }
+
+    // MARK: - Host entry points
+
+    /// Commits the implicit transaction if there is one; otherwise returns without any callout.
+    /// Call it from the loop's BeforeWaiting|Exit observer (order 2000000).
+    ///
+    /// Skipped while an explicit transaction is open (its outermost `commit()` commits) and while
+    /// a commit is already running on this thread.
+    ///
+    /// ```swift
+    /// pipeline.commitIfNeeded(reason: .beforeWaiting)
+    /// ```
+    public func commitIfNeeded(reason: CommitReason) {
+        guard needsCommit else { return }                 // the idle path: one load, one branch
+        guard explicitDepth == 0, phase == .idle else { return }
+        performCommit(reason: reason)
+    }
+
+    /// Forces a commit when pending work has waited at least `tooLateBudgetNanoseconds` since
+    /// `pendingSince` (UIKit's `_UIApplicationFlushRunLoopCATransactionIfTooLate`, for a loop kept
+    /// busy by source0 work that never reaches BeforeWaiting). Returns whether it committed.
+    ///
+    /// ```swift
+    /// // after each source0 callout:
+    /// pipeline.flushIfTooLate()
+    /// ```
+    @discardableResult
+    public func flushIfTooLate() -> Bool {
+        guard needsCommit else { return false }
+        return flushIfTooLate(now: clock.now)
+    }
+
+    /// `flushIfTooLate()` with the current time supplied by the caller.
+    @discardableResult
+    public func flushIfTooLate(now: UInt64) -> Bool {
+        guard needsCommit, explicitDepth == 0, phase == .idle, let since = pendingSince else { return false }
+        guard now >= since, now - since >= tooLateBudgetNanoseconds else { return false }
+        performCommit(reason: .tooLate)
+        return true
+    }
+
+    /// Runs completion blocks whose animations have finished, when the default
+    /// `ClockCompletionScheduler` is installed. Returns how many ran.
+    @discardableResult
+    public func runDueCompletions() -> Int {
+        (completionScheduler as? ClockCompletionScheduler)?.runDue() ?? 0
+    }
+
+    // MARK: - Hooks
+
+    /// Registers work that runs at the start of every commit (not on idle turns), in registration
+    /// order. Marks made by it belong to that commit.
+    ///
+    /// ```swift
+    /// pipeline.addBeforeCommitHook { model.applyPendingChanges() }
+    /// ```
+    @discardableResult
+    public func addBeforeCommitHook(_ hook: @escaping () -> Void) -> HookToken {
+        let token = makeToken()
+        beforeHooks.append((token, hook))
+        return token
+    }
+
+    /// Registers work that runs after every commit's snapshot was delivered, in registration order.
+    ///
+    /// ```swift
+    /// pipeline.addAfterCommitHook { snapshot in metrics.record(snapshot.frameNumber) }
+    /// ```
+    @discardableResult
+    public func addAfterCommitHook(_ hook: @escaping (CommitSnapshot) -> Void) -> HookToken {
+        let token = makeToken()
+        afterHooks.append((token, hook))
+        return token
+    }
+
+    /// Removes a before- or after-commit hook. Removing an unknown token does nothing.
+    public func removeHook(_ token: HookToken) {
+        beforeHooks.removeAll { $0.token == token }
+        afterHooks.removeAll { $0.token == token }
+    }
+
+    /// Registers a one-shot callback for after the next commit (after the after-commit hooks,
+    /// before completion blocks).
+    ///
+    /// - Registered before or during a commit's layout/display: runs after *that* commit.
+    /// - Registered from inside a post-commit callback: runs after the *next* commit.
+    /// - Does not by itself cause a commit.
+    /// - `runLevel` (default: the pipeline's current `runLevel`): the callback runs only at a
+    ///   commit whose `runLevel` is ≤ this value, so a commit at a nested run's Exit does not run
+    ///   cleanup registered by the outer level; it stays queued, in order, for a later commit.
+    ///
+    /// ```swift
+    /// pipeline.addPostCommitCallback { closeTemporaryFiles() }
+    /// ```
+    public func addPostCommitCallback(runLevel: Int? = nil, _ callback: @escaping () -> Void) {
+        postCommitCallbacks.append((runLevel ?? self.runLevel, callback))
+    }
+
+    /// Post-commit callbacks waiting for a commit.
+    public var pendingPostCommitCallbackCount: Int { postCommitCallbacks.count }
+
+    private func makeToken() -> HookToken {
+        nextHookID += 1
+        return HookToken(id: nextHookID)
+    }
+
+    // MARK: - Marks (called by Layer)
+
+    func layerDidRequestLayout(_ layer: Layer) {
+        queue.enqueue(LayerRef(layer: layer), phase: Self.layoutPhase, depth: layer.depth)
+        noteTransactionUse()
+    }
+
+    func layerDidRequestDisplay(_ layer: Layer) {
+        queue.enqueue(LayerRef(layer: layer), phase: Self.displayPhase, depth: layer.depth)
+        noteTransactionUse()
+    }
+
+    /// A mark or a transaction property use: make sure a transaction will carry it.
+    /// Outside a commit: the innermost open transaction carries it, or a new implicit one.
+    /// During before-commit hooks and layout: the running commit carries marks.
+    /// From display on: a new implicit transaction carries it to the next commit, and the host
+    /// is asked to wake up.
+    @inline(__always)
+    func noteTransactionUse() {
+        if phase == .idle {
+            if scopes.isEmpty { openImplicit() }
+        } else if phase >= .display {
+            openImplicitForNextCommit()
+        }
+    }
+
+    func openImplicit() {
+        scopes.append(TransactionScope(isImplicit: true))
+        needsCommit = true
+        if pendingSince == nil, phase == .idle { pendingSince = clock.now }
+    }
+
+    func openImplicitForNextCommit() {
+        guard scopes.isEmpty else { return }
+        openImplicit()
+        if !wokeDuringThisCommit {
+            wokeDuringThisCommit = true
+            wakeUpHandler?()
+        }
+    }
+
+    func willLayOut(_ layer: Layer) {
+        if phase != .idle { laidOutRecord.append(LayerIdentity(layer)) }
+    }
+
+    func willDisplay(_ layer: Layer, dirtyRect: LayerRect) {
+        if phase != .idle { displayedRecord.append(DisplayedLayer(layer: LayerIdentity(layer), dirtyRect: dirtyRect)) }
+    }
+
+    // MARK: - The commit
+
+    func performCommit(reason: CommitReason) {
+        precondition(phase == .idle, "CommitPipeline: commits do not nest")
+        let startTime = clock.now
+        wokeDuringThisCommit = false
+        if hasImplicitTransaction {
+            let implicit = scopes.removeFirst()
+            retire(implicit)
+        }
+        needsCommit = false
+        pendingSince = nil
+        flushRequested = false
+
+        phase = .beforeCommitHooks
+        for entry in beforeHooks { entry.hook() }
+
+        queue.beginDrain()
+        phase = .layout
+        let layoutReport = queue.runPhase(Self.layoutPhase) { _, ref in ref.layer.performLayoutIfNeeded(in: self) }
+        var deferred: [LayerIdentity] = []
+        phase = .display
+        if !layoutReport.leftover.isEmpty {
+            deferred = layoutReport.leftover.map { LayerIdentity($0.layer) }
+            diagnosticsHandler(.layoutLoop(rounds: layoutReport.rounds, layers: deferred.map(\.name)))
+            openImplicitForNextCommit()
+        }
+        queue.runPhase(Self.displayPhase) { _, ref in ref.layer.performDisplayIfNeeded(in: self) }
+        queue.endDrain()
+
+        phase = .prepare
+        frameNumber += 1
+        let snapshot = CommitSnapshot(frameNumber: frameNumber, reason: reason, laidOut: laidOutRecord,
+                                      displayed: displayedRecord, layoutDeferred: deferred, startTime: startTime)
+        laidOutRecord.removeAll(keepingCapacity: true)
+        displayedRecord.removeAll(keepingCapacity: true)
+
+        phase = .deliver
+        sink.deliver(snapshot)
+
+        phase = .afterCommitHooks
+        for entry in afterHooks { entry.hook(snapshot) }
+        runPostCommitCallbacks()
+
+        phase = .completions
+        runCompletions()
+
+        phase = .idle
+        let end = clock.now
+        lastCommitTime = end
+        if needsCommit, pendingSince == nil { pendingSince = end }
+    }
+
+    /// Moves a popped transaction's completion block to the commit that will carry it.
+    func retire(_ scope: TransactionScope) {
+        guard let block = scope.completion else { return }
+        pendingCompletions.append(PendingCompletion(block: block, longestAnimation: scope.longestAnimation,
+                                                    animationCount: scope.animationCount))
+    }
+
+    private func runPostCommitCallbacks() {
+        guard !postCommitCallbacks.isEmpty else { return }
+        let due = postCommitCallbacks
+        postCommitCallbacks.removeAll()
+        var kept: [(level: Int, callback: () -> Void)] = []
+        for entry in due {
+            if runLevel <= entry.level { entry.callback() } else { kept.append(entry) }
+        }
+        // Kept ones stay ahead of callbacks registered while these ran.
+        postCommitCallbacks = kept + postCommitCallbacks
+    }
+
+    private func runCompletions() {
+        guard !pendingCompletions.isEmpty else { return }
+        swap(&pendingCompletions, &completionScratch)
+        for pending in completionScratch {
+            if pending.animationCount == 0 {
+                pending.block(.committedWithoutAnimations)
+            } else {
+                let block = pending.block
+                completionScheduler.schedule(after: pending.longestAnimation) { block(.animationsFinished) }
+            }
+        }
+        completionScratch.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: - Thread exit
+
+    /// Called by the thread-exit destructor: warns about an uncommitted transaction, then drops
+    /// everything the pipeline holds (layers, closures) so nothing outlives the thread.
+    func threadWillExit() {
+        if !scopes.isEmpty {
+            diagnosticsHandler(.threadExitedWithUncommittedTransaction(thread: threadName, explicitDepth: explicitDepth))
+        }
+        scopes.removeAll()
+        explicitDepth = 0
+        needsCommit = false
+        pendingSince = nil
+        queue.removeAll()
+        pendingCompletions.removeAll()
+        beforeHooks.removeAll()
+        afterHooks.removeAll()
+        postCommitCallbacks.removeAll()
+        (completionScheduler as? ClockCompletionScheduler)?.cancelAll()
+        completionScheduler = ClockCompletionScheduler(clock: clock)
+        wakeUpHandler = nil
+        sink = FrameLog(capacity: 1)
+        diagnosticsHandler = { _ in }
+    }
+}

@@ -1,0 +1,241 @@
+import Synchronization
+
+private let nextLayerSerial = Atomic<UInt64>(1)
+
+/// A node of the layer tree: Core Animation's `CALayer` reduced to what the commit needs —
+/// a tree, layout and display invalidation, and user-supplied work (see `LayerDelegate`).
+///
+/// Marks (`setNeedsLayout`, `setNeedsDisplay`) only note the request and open this thread's
+/// implicit transaction; the work runs at the next commit of `CommitPipeline.current`. Marks
+/// coalesce: three `setNeedsLayout()` calls give one layout.
+///
+/// A layer is confined to one thread (it is not `Sendable`): create, mutate and mark it on the
+/// thread whose pipeline commits it.
+///
+/// ```swift
+/// let root = Layer(name: "root")
+/// let child = Layer(name: "child")
+/// root.addSublayer(child)
+/// child.onLayout = { layer in print("layout", layer.name) }
+/// child.setNeedsLayout()
+/// child.setNeedsLayout()          // coalesced
+/// Transaction.flush()             // or wait for the run loop's commit: prints "layout child" once
+/// ```
+public final class Layer {
+    /// A label used in diagnostics and commit snapshots.
+    public let name: String
+    /// Creation order, process-wide; breaks ties between separate trees.
+    public let serial: UInt64
+
+    /// Weak, like `CALayer.delegate`.
+    public weak var delegate: LayerDelegate?
+    /// Layout work; when set, used instead of `delegate.layout(_:)`.
+    public var onLayout: ((Layer) -> Void)?
+    /// Display work; when set, used instead of `delegate.display(_:dirtyRect:)`.
+    public var onDisplay: ((Layer, LayerRect) -> Void)?
+
+    /// The layer's own coordinate space; `setNeedsDisplay()` invalidates all of it.
+    public var bounds: LayerRect
+
+    /// The parent (held weakly; the parent owns its sublayers).
+    public private(set) weak var superlayer: Layer?
+    /// The children, back to front.
+    public private(set) var sublayers: [Layer] = []
+    /// 0 for a root; parent's depth + 1 otherwise.
+    public private(set) var depth: Int = 0
+    /// Position in `superlayer.sublayers` (tree order).
+    private(set) var indexInSuperlayer: Int = 0
+
+    /// True from `setNeedsLayout()` until this layer's layout runs.
+    public internal(set) var needsLayout = false
+    /// True from `setNeedsDisplay()` until this layer's display runs.
+    public var needsDisplay: Bool { pendingDirtyRect != nil }
+    /// The union of everything invalidated since the last display; nil when clean.
+    public var dirtyRect: LayerRect? { pendingDirtyRect }
+    var pendingDirtyRect: LayerRect?
+
+    /// - Parameters:
+    ///   - name: label for diagnostics and snapshots (default `layer#<serial>`).
+    ///   - bounds: default 100×100 at the origin.
+    public init(name: String? = nil, bounds: LayerRect = LayerRect(x: 0, y: 0, width: 100, height: 100)) {
+        let serial = nextLayerSerial.wrappingAdd(1, ordering: .relaxed).oldValue
+        self.serial = serial
+        self.name = name ?? "layer#\(serial)"
+        self.bounds = bounds
+    }
+
+    // MARK: - Tree
+
+    /// Appends `layer` as the frontmost child, removing it from its previous parent first.
+    ///
+    /// ```swift
+    /// parent.addSublayer(child)   // child.depth == parent.depth + 1
+    /// ```
+    public func addSublayer(_ layer: Layer) {
+        insertSublayer(layer, at: sublayers.count)
+    }
+
+    /// Inserts `layer` at `index` (clamped to `0...sublayers.count`).
+    ///
+    /// Inserting a layer into its own subtree is a programming error (it would make a cycle) and
+    /// stops with a message naming both layers.
+    public func insertSublayer(_ layer: Layer, at index: Int) {
+        precondition(layer !== self, "Layer.insertSublayer: cannot add layer '\(name)' to itself")
+        var ancestor: Layer? = self
+        while let current = ancestor {
+            precondition(current !== layer,
+                         "Layer.insertSublayer: '\(layer.name)' is an ancestor of '\(name)'; adding it would make a cycle")
+            ancestor = current.superlayer
+        }
+        layer.removeFromSuperlayer()
+        let position = Swift.max(0, Swift.min(index, sublayers.count))
+        sublayers.insert(layer, at: position)
+        layer.superlayer = self
+        renumberSublayers(from: position)
+        layer.updateDepth(depth + 1)
+    }
+
+    /// Detaches the layer from its parent; it becomes a root (depth 0).
+    public func removeFromSuperlayer() {
+        guard let parent = superlayer else { return }
+        let position = indexInSuperlayer
+        parent.sublayers.remove(at: position)
+        parent.renumberSublayers(from: position)
+        superlayer = nil
+        indexInSuperlayer = 0
+        updateDepth(0)
+    }
+
+    private func renumberSublayers(from position: Int) {
+        for index in position..<sublayers.count { sublayers[index].indexInSuperlayer = index }
+    }
+
+    private func updateDepth(_ newDepth: Int) {
+        guard depth != newDepth else { return }
+        depth = newDepth
+        for child in sublayers { child.updateDepth(newDepth + 1) }
+    }
+
+    /// The root of this layer's tree.
+    public var rootLayer: Layer {
+        var top = self
+        while let parent = top.superlayer { top = parent }
+        return top
+    }
+
+    // MARK: - Invalidation (marks)
+
+    /// Notes that the layer needs layout and returns immediately; the layout runs at the next
+    /// commit. Opens this thread's implicit transaction if none is open.
+    ///
+    /// ```swift
+    /// layer.setNeedsLayout()
+    /// layer.needsLayout   // true until the commit (or layoutIfNeeded) lays it out
+    /// ```
+    public func setNeedsLayout() {
+        if needsLayout { return }          // coalesced: already queued
+        needsLayout = true
+        CommitPipeline.current.layerDidRequestLayout(self)
+    }
+
+    /// Notes that the whole layer needs display (dirty rect = `bounds`).
+    public func setNeedsDisplay() {
+        setNeedsDisplay(in: bounds)
+    }
+
+    /// Adds `rect` to the layer's invalid region; the region passed to display is the union.
+    ///
+    /// ```swift
+    /// layer.setNeedsDisplay(in: LayerRect(x: 0, y: 0, width: 10, height: 10))
+    /// layer.setNeedsDisplay(in: LayerRect(x: 50, y: 50, width: 10, height: 10))
+    /// layer.dirtyRect   // (0, 0, 60, 60)
+    /// ```
+    public func setNeedsDisplay(in rect: LayerRect) {
+        if let current = pendingDirtyRect {   // coalesced: already queued, just widen the region
+            pendingDirtyRect = current.union(rect)
+            return
+        }
+        pendingDirtyRect = rect
+        CommitPipeline.current.layerDidRequestDisplay(self)
+    }
+
+    // MARK: - Immediate work
+
+    /// If layout is pending here or above, lays it out now: finds the highest ancestor (or this
+    /// layer) that needs layout, then lays out every layer needing layout in that subtree, parents
+    /// before children. Does nothing, and calls nothing, when no layout is pending.
+    ///
+    /// ```swift
+    /// child.setNeedsLayout()
+    /// child.layoutIfNeeded()   // layout runs now, not at the commit
+    /// ```
+    public func layoutIfNeeded() {
+        var top: Layer? = needsLayout ? self : nil
+        var ancestor = superlayer
+        while let current = ancestor {
+            if current.needsLayout { top = current }
+            ancestor = current.superlayer
+        }
+        guard let start = top else { return }
+        start.layoutSubtreeIfNeeded()
+    }
+
+    private func layoutSubtreeIfNeeded(in pipeline: CommitPipeline = .current) {
+        performLayoutIfNeeded(in: pipeline)
+        // Index loop: a layout may add or remove sublayers; the current list is what counts.
+        var index = 0
+        while index < sublayers.count {
+            sublayers[index].layoutSubtreeIfNeeded(in: pipeline)
+            index += 1
+        }
+    }
+
+    /// Runs this layer's display now if it needs display ("outside of the normal update cycle").
+    public func displayIfNeeded() {
+        performDisplayIfNeeded()
+    }
+
+    // MARK: - Callouts (used by the pipeline too)
+
+    /// Clears the flag *before* the callout, so a layout that re-marks its own layer queues a new
+    /// pass instead of being swallowed.
+    @discardableResult
+    func performLayoutIfNeeded(in pipeline: CommitPipeline = .current) -> Bool {
+        guard needsLayout else { return false }
+        needsLayout = false
+        pipeline.willLayOut(self)
+        if let onLayout { onLayout(self) } else { delegate?.layout(self) }
+        return true
+    }
+
+    @discardableResult
+    func performDisplayIfNeeded(in pipeline: CommitPipeline = .current) -> LayerRect? {
+        guard let rect = pendingDirtyRect else { return nil }
+        pendingDirtyRect = nil
+        pipeline.willDisplay(self, dirtyRect: rect)
+        if let onDisplay { onDisplay(self, rect) } else { delegate?.display(self, dirtyRect: rect) }
+        return rect
+    }
+}
+
+extension Layer: CustomStringConvertible {
+    public var description: String { "Layer(\(name), depth \(depth))" }
+}
+
+extension Layer {
+    /// Pre-order (tree) order: an ancestor before its descendants, siblings back to front,
+    /// separate trees by their roots' creation order.
+    static func precedesInTreeOrder(_ a: Layer, _ b: Layer) -> Bool {
+        if a === b { return false }
+        var x = a, y = b
+        while x.depth > y.depth { x = x.superlayer! }
+        while y.depth > x.depth { y = y.superlayer! }
+        if x === y { return a.depth < b.depth }       // one is the other's ancestor
+        while let px = x.superlayer, let py = y.superlayer, px !== py {
+            x = px
+            y = py
+        }
+        if x.superlayer == nil || y.superlayer == nil { return x.serial < y.serial }   // different trees
+        return x.indexInSuperlayer < y.indexInSuperlayer
+    }
+}

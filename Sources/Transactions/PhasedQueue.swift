@@ -1,0 +1,263 @@
+/// A generic, phased, coalescing work queue: the machinery under the layer commit, public so a
+/// service can defer its own work with the same guarantees.
+///
+/// - **Phases** run in the order they were declared, once per `drain`.
+/// - **Keyed coalescing**: enqueueing a key that is already waiting in a phase does nothing.
+/// - **Order within a phase**: by `order` — `.depth` (shallowest first, ties in enqueue order),
+///   `.enqueueOrder`, or a custom comparator.
+/// - **Re-entrancy** (work enqueued while a drain runs):
+///   - into a *later* phase than the running one (or before the first phase ran): this drain;
+///   - into an *earlier* phase: the next drain (that phase has already run);
+///   - into the *running* phase: per the phase's `Reentrancy` — `.nextRound(maxRounds:)` runs it
+///     in another round of the same drain (re-sorted), up to `maxRounds` rounds, and leaves what is
+///     still pending after that for the next drain (reported in `PhaseReport.leftover`);
+///     `.nextDrain` leaves it for the next drain. A key that is still waiting in the running round
+///     is coalesced into it, so no key is visited twice in one round.
+///
+/// Not thread-safe: confine a queue to one thread (the pipeline's thread).
+///
+/// Example (a service, not UI): recompute aggregates, then write each dirty file once.
+/// ```swift
+/// enum Work: Hashable { case aggregate(String), file(String) }
+/// let queue = PhasedQueue<Work>(phases: [.init("recompute"), .init("write out", reentrancy: .nextDrain)])
+/// queue.enqueue(.aggregate("users"), phase: 0)
+/// queue.enqueue(.aggregate("users"), phase: 0)        // coalesced
+/// queue.drain { phase, work in
+///     switch work {
+///     case .aggregate(let name): queue.enqueue(.file(name + ".json"), phase: 1)   // same drain
+///     case .file(let path): print("write", path)
+///     }
+/// }
+/// ```
+public final class PhasedQueue<Key: Hashable> {
+    /// What happens to a key enqueued into the phase that is currently running.
+    public enum Reentrancy {
+        /// Run it in another round of the same drain; give up after `maxRounds` rounds in total.
+        case nextRound(maxRounds: Int)
+        /// Leave it for the next drain.
+        case nextDrain
+    }
+
+    /// How keys are ordered within one round of a phase.
+    public enum Order {
+        /// The order they were enqueued.
+        case enqueueOrder
+        /// Smallest `depth` first; equal depths keep enqueue order.
+        case depth
+        /// A strict weak ordering supplied by the caller (a stable sort is used).
+        case custom((Key, Key) -> Bool)
+    }
+
+    /// One phase of the queue.
+    public struct Phase {
+        public let name: String
+        public let reentrancy: Reentrancy
+        public let order: Order
+
+        /// - Parameters:
+        ///   - reentrancy: default `.nextRound(maxRounds: 4)` (the layout rule).
+        ///   - order: default `.depth`.
+        public init(_ name: String, reentrancy: Reentrancy = .nextRound(maxRounds: 4), order: Order = .depth) {
+            self.name = name
+            self.reentrancy = reentrancy
+            self.order = order
+        }
+    }
+
+    /// What one phase did during a drain.
+    public struct PhaseReport {
+        /// Rounds run (0 when the phase had nothing to do).
+        public var rounds: Int = 0
+        /// Keys handed to the handler, in order.
+        public var performed: Int = 0
+        /// Keys still pending in this phase after the round cap (left for the next drain).
+        public var leftover: [Key] = []
+    }
+
+    struct Entry {
+        let key: Key
+        let depth: Int
+    }
+
+    /// Per-phase storage; a class so the arrays are mutated in place (no copy-on-write).
+    final class PhaseState {
+        let phase: Phase
+        var pending: [Entry] = []        // runs in this (or the next) drain
+        var deferred: [Entry] = []       // runs in the next drain
+        var batch: [Entry] = []          // the round being performed
+        var members: Set<Key> = []       // every key waiting anywhere in this phase
+        init(_ phase: Phase) { self.phase = phase }
+    }
+
+    let states: [PhaseState]
+    /// -1: drain started, no phase yet; nil: not draining.
+    private(set) var drainingPhase: Int?
+    private var waitingCount = 0
+
+    /// Creates a queue with `phases` (at least one), run in this order.
+    public init(phases: [Phase]) {
+        precondition(!phases.isEmpty, "PhasedQueue needs at least one phase")
+        for phase in phases {
+            if case let .nextRound(maxRounds) = phase.reentrancy {
+                precondition(maxRounds >= 1, "PhasedQueue phase '\(phase.name)': maxRounds must be >= 1, got \(maxRounds)")
+            }
+        }
+        states = phases.map { PhaseState($0) }
+    }
+
+    /// The phases, in run order.
+    public var phases: [Phase] { states.map(\.phase) }
+
+    /// True when no key waits in any phase.
+    public var isEmpty: Bool { waitingCount == 0 }
+
+    /// Number of keys waiting in all phases.
+    public var count: Int { waitingCount }
+
+    /// True while `drain` (or a `beginDrain`/`endDrain` bracket) is running.
+    public var isDraining: Bool { drainingPhase != nil }
+
+    /// Whether `key` is waiting in `phase`.
+    public func contains(_ key: Key, phase: Int) -> Bool {
+        states[checked(phase)].members.contains(key)
+    }
+
+    /// Queues `key` for `phase`. Returns `false` when it was coalesced with a waiting entry.
+    ///
+    /// ```swift
+    /// queue.enqueue("index", phase: 0, depth: 2)
+    /// ```
+    @discardableResult
+    public func enqueue(_ key: Key, phase: Int, depth: Int = 0) -> Bool {
+        let state = states[checked(phase)]
+        guard state.members.insert(key).inserted else { return false }
+        waitingCount += 1
+        let entry = Entry(key: key, depth: depth)
+        if willRunInThisDrain(phase: phase) {
+            state.pending.append(entry)
+        } else {
+            state.deferred.append(entry)
+        }
+        return true
+    }
+
+    /// Whether a key enqueued into `phase` now would still run in the current drain
+    /// (always true when not draining).
+    public func willRunInThisDrain(phase: Int) -> Bool {
+        guard let running = drainingPhase else { return true }
+        if phase > running { return true }
+        if phase < running { return false }
+        if case .nextRound = states[phase].phase.reentrancy { return true }
+        return false
+    }
+
+    /// Runs every phase in order, calling `perform(phase, key)` for each waiting key.
+    ///
+    /// ```swift
+    /// let reports = queue.drain { phase, key in handle(key, in: phase) }
+    /// ```
+    @discardableResult
+    public func drain(_ perform: (_ phase: Int, _ key: Key) -> Void) -> [PhaseReport] {
+        beginDrain()
+        var reports: [PhaseReport] = []
+        reports.reserveCapacity(states.count)
+        for index in states.indices { reports.append(runPhase(index, perform)) }
+        endDrain()
+        return reports
+    }
+
+    // MARK: - Step-wise draining (the commit pipeline interleaves its own steps)
+
+    /// Starts a drain; phases are then run with `runPhase` in increasing order, then `endDrain`.
+    public func beginDrain() {
+        precondition(drainingPhase == nil, "PhasedQueue.beginDrain(): a drain is already running (drains do not nest)")
+        drainingPhase = -1
+    }
+
+    /// Runs one phase of the current drain. `phase` must be later than the last phase run.
+    @discardableResult
+    public func runPhase(_ phase: Int, _ perform: (_ phase: Int, _ key: Key) -> Void) -> PhaseReport {
+        guard let running = drainingPhase else {
+            preconditionFailure("PhasedQueue.runPhase(\(phase)) outside beginDrain()/endDrain()")
+        }
+        precondition(phase > running, "PhasedQueue.runPhase(\(phase)): phases run in increasing order (last was \(running))")
+        drainingPhase = phase
+        let state = states[checked(phase)]
+        var report = PhaseReport()
+        let maxRounds: Int
+        switch state.phase.reentrancy {
+        case let .nextRound(cap): maxRounds = cap
+        case .nextDrain: maxRounds = 1
+        }
+        while !state.pending.isEmpty {
+            if report.rounds == maxRounds {
+                report.leftover = state.pending.map(\.key)
+                break
+            }
+            report.rounds += 1
+            swap(&state.pending, &state.batch)
+            sort(&state.batch, by: state.phase.order)
+            for entry in state.batch {
+                // Removed from `members` just before it runs: a re-enqueue by its own handler (or a
+                // later one) is new work, while a re-enqueue of a key still waiting in this round
+                // is coalesced into it.
+                guard state.members.remove(entry.key) != nil else { continue }
+                waitingCount -= 1
+                report.performed += 1
+                perform(phase, entry.key)
+            }
+            state.batch.removeAll(keepingCapacity: true)
+        }
+        return report
+    }
+
+    /// Ends the current drain: work deferred to the next drain becomes pending.
+    public func endDrain() {
+        precondition(drainingPhase != nil, "PhasedQueue.endDrain() without beginDrain()")
+        drainingPhase = nil
+        for state in states where !state.deferred.isEmpty {
+            state.pending.append(contentsOf: state.deferred)
+            state.deferred.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Removes `key` from `phase` if it is waiting there. Returns whether it was.
+    @discardableResult
+    public func remove(_ key: Key, phase: Int) -> Bool {
+        let state = states[checked(phase)]
+        guard state.members.remove(key) != nil else { return false }
+        waitingCount -= 1
+        // Entries stay in the arrays; `runPhase` skips keys that are no longer members.
+        return true
+    }
+
+    /// Drops every waiting key (used at thread exit so nothing stays retained).
+    public func removeAll() {
+        for state in states {
+            state.pending.removeAll()
+            state.deferred.removeAll()
+            state.batch.removeAll()
+            state.members.removeAll()
+        }
+        waitingCount = 0
+    }
+
+    private func sort(_ entries: inout [Entry], by order: Order) {
+        guard entries.count > 1 else { return }
+        switch order {
+        case .enqueueOrder:
+            return
+        case .depth:
+            // Swift's sort is stable, so equal depths keep enqueue order.
+            entries.sort { $0.depth < $1.depth }
+        case let .custom(areInIncreasingOrder):
+            entries.sort { areInIncreasingOrder($0.key, $1.key) }
+        }
+    }
+
+    private func checked(_ phase: Int) -> Int {
+        precondition(states.indices.contains(phase),
+                     "PhasedQueue: no phase \(phase) (phases are 0..<\(states.count))")
+        return phase
+    }
+}

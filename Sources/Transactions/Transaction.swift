@@ -1,0 +1,67 @@
+/// Core Animation's `CATransaction` for this thread: every call forwards to
+/// `CommitPipeline.current`.
+///
+/// - The first mark (`Layer.setNeedsLayout/Display`) — or the first property set — opens the
+///   thread's **implicit** transaction; the run loop's commit (or `flush()`) commits it.
+/// - `begin()`/`commit()` nest; only the outermost `commit()` commits, and only when no implicit
+///   transaction lies beneath it.
+/// - Properties have nested scope: reading finds the innermost transaction that set the key,
+///   setting always sets it in the innermost one.
+///
+/// ```swift
+/// Transaction.begin()
+/// Transaction.animationDuration = 1
+/// Transaction.setCompletionBlock { reason in print("done:", reason) }
+/// layer.setNeedsDisplay()
+/// Transaction.addAnimation()          // waits 1 s after the commit
+/// try Transaction.commit()            // commits now: layout, display, snapshot, hooks
+/// ```
+public enum Transaction {
+    /// Well-known keys for `value(forKey:)` / `setValue(_:forKey:)`.
+    public enum Key {
+        public static let animationDuration = "animationDuration"
+        public static let disableActions = "disableActions"
+    }
+
+    /// Opens an explicit transaction nested in the current one.
+    public static func begin() { CommitPipeline.current.begin() }
+
+    /// Closes the innermost explicit transaction; the outermost one commits.
+    /// - Throws: `TransactionError.commitWithoutBegin` when no `begin()` is open on this thread.
+    public static func commit() throws(TransactionError) { try CommitPipeline.current.commit() }
+
+    /// Commits the implicit transaction now, or at the outermost explicit `commit()` if one is open.
+    public static func flush() { CommitPipeline.current.flush() }
+
+    /// Innermost value for `key`, nil if no open transaction set it.
+    public static func value(forKey key: String) -> Any? { CommitPipeline.current.value(forKey: key) }
+
+    /// Sets `key` in the innermost transaction (opening the implicit one if needed).
+    public static func setValue(_ value: Any?, forKey key: String) {
+        CommitPipeline.current.setValue(value, forKey: key)
+    }
+
+    /// Innermost animation duration in seconds; 0.25 when unset.
+    public static var animationDuration: Double {
+        get { CommitPipeline.current.animationDuration }
+        set { CommitPipeline.current.animationDuration = newValue }
+    }
+
+    /// Innermost "disable actions" flag; false when unset. Read by code that would add implicit
+    /// animations (the library adds none by itself).
+    public static var disableActions: Bool {
+        get { CommitPipeline.current.disableActions }
+        set { CommitPipeline.current.disableActions = newValue }
+    }
+
+    /// Sets the completion block of the innermost transaction; a replaced block is called
+    /// immediately with `.replaced`.
+    public static func setCompletionBlock(_ block: TransactionCompletion?) {
+        CommitPipeline.current.setCompletionBlock(block)
+    }
+
+    /// Records an animation (default duration: `animationDuration`) in the innermost transaction.
+    public static func addAnimation(duration: Double? = nil) {
+        CommitPipeline.current.addAnimation(duration: duration)
+    }
+}

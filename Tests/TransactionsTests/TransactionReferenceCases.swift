@@ -1,0 +1,389 @@
+import Testing
+@testable import Transactions
+
+/// One test per behaviour of reference/transaction.md §6, asserting the exact callout sequence.
+/// Cases 6, 13 and 14 need a run loop; here they are played by `ObserverDriver` (observer calls in
+/// CF order) — the umbrella adds the same cases on the real loop.
+@Suite("TransactionReferenceCases")
+struct TransactionReferenceCases {
+    /// §6.1 Coalescing: three marks of each kind → one layout, one display, one commit.
+    @Test func case01() {
+        let h = Harness()
+        let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
+        h.run {
+            let v = h.layer("v")
+            for _ in 0..<3 { v.setNeedsLayout() }
+            for _ in 0..<3 { v.setNeedsDisplay() }
+            #expect(h.log.entries.isEmpty)           // marks only note the request
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["L(v)", "D(v)", "C"])
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == [])
+        }
+    }
+
+    /// §6.2 Phase order: all layouts, then displays, then the commit, then completions.
+    @Test func case02() {
+        let h = Harness()
+        let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
+        h.run {
+            let c = h.layer("c")
+            let b = h.layer("b")
+            let a = h.layer("a", layout: { _ in c.setNeedsLayout() })   // a later layout, same commit
+            Transaction.setCompletionBlock { reason in h.log("Cb:\(reason)") }
+            b.setNeedsDisplay()
+            a.setNeedsLayout()
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["L(a)", "L(c)", "D(b)", "C", "Cb:committedWithoutAnimations"])
+        }
+    }
+
+    /// §6.3 Top-down layout, no double visit, insertion order irrelevant.
+    @Test func case03() {
+        let h = Harness()
+        let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
+        h.run {
+            // P's layout lays out its child C: C is laid out once, after P.
+            let child = h.layer("C")
+            let parent = h.layer("P", layout: { _ in child.layoutIfNeeded() })
+            parent.addSublayer(child)
+            child.setNeedsLayout()          // child marked first
+            parent.setNeedsLayout()
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["L(P)", "L(C)", "C"])
+
+            // P does not touch its children: still P before C, grandchild last, whatever the mark order.
+            let p2 = h.layer("P2"), c2 = h.layer("C2"), g2 = h.layer("G2")
+            p2.addSublayer(c2)
+            c2.addSublayer(g2)
+            g2.setNeedsLayout()
+            c2.setNeedsLayout()
+            p2.setNeedsLayout()
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["L(P2)", "L(C2)", "L(G2)", "C"])
+        }
+    }
+
+    /// §6.4 Re-dirty in layout → same flush, before any display; capped at 4 rounds with a diagnostic.
+    @Test func case04() {
+        let h = Harness()
+        let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
+        h.run {
+            let root = h.layer("Q")                       // laid out before P (shallower)…
+            var redirtied = false
+            let p = h.layer("P", layout: { _ in
+                if !redirtied { redirtied = true; root.setNeedsLayout() }   // …and re-dirtied by P
+            })
+            let fresh = h.layer("R")                      // not laid out yet when P dirties it
+            let pWithFresh = h.layer("P'", layout: { _ in fresh.setNeedsLayout() })
+            root.addSublayer(p)
+            root.addSublayer(pWithFresh)
+            let x = h.layer("x")
+            x.setNeedsDisplay()
+            root.setNeedsLayout()
+            p.setNeedsLayout()
+            pWithFresh.setNeedsLayout()
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["L(Q)", "L(P)", "L(P')", "L(Q)", "L(R)", "D(x)", "C"])
+            #expect(h.diagnostics.isEmpty)
+
+            // A layout that always re-dirties itself: 4 rounds, diagnostic naming it, rest next commit.
+            let loop = h.layer("feedback", layout: { layer in layer.setNeedsLayout() })
+            let y = h.layer("y")
+            loop.setNeedsLayout()
+            y.setNeedsDisplay()
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["L(feedback)", "L(feedback)", "L(feedback)", "L(feedback)", "D(y)", "C"])
+            #expect(h.diagnostics == [.layoutLoop(rounds: 4, layers: ["feedback"])])
+            #expect(h.diagnostics.first?.message.contains("feedback") == true)
+            #expect(h.sink.snapshots.last?.layoutDeferred.map(\.name) == ["feedback"])
+            #expect(loop.needsLayout)
+            #expect(h.pipeline.needsCommit)               // left for the next commit…
+            #expect(h.wakeUps == 1)                       // …and the loop is asked to turn again
+            loop.onLayout = { _ in h.log("L(feedback) settled") }
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["L(feedback) settled", "C"])
+        }
+    }
+
+    /// §6.5 Re-dirty in display → next flush, with a wake-up request.
+    @Test func case05() {
+        let h = Harness()
+        let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
+        h.run {
+            let b = h.layer("b")
+            let c = h.layer("c")
+            var first = true
+            let a = h.layer("a", display: { _, _ in
+                if first { first = false; b.setNeedsDisplay(); c.setNeedsLayout() }
+            })
+            a.setNeedsDisplay()
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["D(a)", "C"])
+            #expect(h.wakeUps == 1)
+            #expect(h.pipeline.needsCommit)
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["L(c)", "D(b)", "C"])
+            #expect(h.wakeUps == 1)
+        }
+    }
+
+    /// §6.6 Observer ordering: pre(1999000), commit(2000000), post(2001000) on BW and on Exit;
+    /// an observer at 1000000 that dirties is included, one at 0xFFFFFF lands in the next flush.
+    @Test func case06() {
+        let h = Harness()
+        let driver = ObserverDriver(pipeline: h.pipeline, log: h.log)
+        h.run {
+            let early = h.layer("early"), late = h.layer("late")
+            var turn = 0
+            driver.add(order: 1_000_000) { _ in
+                turn += 1
+                h.log("obs1000000")
+                if turn == 1 { early.setNeedsLayout() }
+            }
+            driver.add(order: 0xFFFFFF) { _ in
+                h.log("obs0xFFFFFF")
+                if turn == 1 { late.setNeedsLayout() }
+            }
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["obs1000000", "pre", "L(early)", "C", "post", "obs0xFFFFFF"])
+            driver.notify(.exit)
+            #expect(h.log.take() == ["obs1000000", "pre", "L(late)", "C", "post", "obs0xFFFFFF"])
+            #expect(h.sink.snapshots.map(\.reason) == [.beforeWaiting, .exit])
+        }
+    }
+
+    /// §6.7 Idle = silent: no layout, display, commit, hook or completion callouts.
+    @Test func case07() {
+        let h = Harness()
+        let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
+        h.run {
+            h.pipeline.addBeforeCommitHook { h.log("beforeHook") }
+            h.pipeline.addAfterCommitHook { _ in h.log("afterHook") }
+            let v = h.layer("v")
+            for _ in 0..<3 { driver.notify(.beforeWaiting); driver.notify(.exit) }
+            #expect(h.log.take() == [])
+            #expect(h.pipeline.frameNumber == 0)
+            v.setNeedsLayout()
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["beforeHook", "L(v)", "C", "afterHook"])
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == [])
+        }
+    }
+
+    /// §6.8 Explicit nesting: only the outermost commit commits, synchronously; a commit with
+    /// nothing open is an error.
+    @Test func case08() throws {
+        let h = Harness()
+        try h.run {
+            let v = h.layer("v")
+            Transaction.begin()
+            Transaction.begin()
+            v.setNeedsLayout()
+            v.setNeedsDisplay()
+            try Transaction.commit()
+            #expect(h.log.take() == [])
+            try Transaction.commit()
+            #expect(h.log.take() == ["L(v)", "D(v)", "C"])
+            #expect(h.sink.snapshots.last?.reason == .explicitCommit)
+            #expect(throws: TransactionError.self) { try Transaction.commit() }
+            #expect(h.log.take() == [])
+        }
+    }
+
+    /// §6.9 Explicit inside implicit: nothing until the run loop's commit, which carries both.
+    @Test func case09() throws {
+        let h = Harness()
+        let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
+        try h.run {
+            let a = h.layer("a"), b = h.layer("b")
+            a.setNeedsLayout()
+            Transaction.begin()
+            b.setNeedsLayout()
+            try Transaction.commit()
+            #expect(h.log.take() == [])
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["L(a)", "L(b)", "C"])
+        }
+    }
+
+    /// §6.10 flush(): immediate with no explicit transaction; deferred to the outermost commit inside one.
+    @Test func case10() throws {
+        let h = Harness()
+        try h.run {
+            let a = h.layer("a"), b = h.layer("b")
+            a.setNeedsLayout()
+            Transaction.flush()
+            #expect(h.log.take() == ["L(a)", "C"])
+
+            a.setNeedsLayout()                 // implicit transaction
+            Transaction.begin()
+            b.setNeedsLayout()
+            Transaction.flush()
+            #expect(h.log.take() == [])
+            try Transaction.commit()           // outermost: the flush happens here
+            #expect(h.log.take() == ["L(a)", "L(b)", "C"])
+            #expect(h.sink.snapshots.last?.reason == .flush)
+            #expect(!h.pipeline.needsCommit)
+
+            Transaction.flush()                // nothing open: nothing happens
+            #expect(h.log.take() == [])
+        }
+    }
+
+    /// §6.11 Property scoping: innermost wins, popping restores.
+    @Test func case11() throws {
+        let h = Harness()
+        try h.run {
+            var seen: [Double] = []
+            Transaction.begin()
+            Transaction.animationDuration = 1
+            Transaction.begin()
+            seen.append(Transaction.animationDuration)
+            Transaction.animationDuration = 2
+            seen.append(Transaction.animationDuration)
+            try Transaction.commit()
+            seen.append(Transaction.animationDuration)
+            try Transaction.commit()
+            seen.append(Transaction.animationDuration)
+            #expect(seen == [1, 2, 1, CommitPipeline.defaultAnimationDuration])
+            #expect(CommitPipeline.defaultAnimationDuration == 0.25)
+        }
+    }
+
+    /// §6.12 Completion timing and reasons.
+    @Test func case12() throws {
+        let h = Harness()
+        let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
+        try h.run {
+            // No animation: right after the commit, synchronously inside commit().
+            Transaction.begin()
+            Transaction.setCompletionBlock { h.log("A:\($0)") }
+            try Transaction.commit()
+            #expect(h.log.take() == ["C", "A:committedWithoutAnimations"])
+
+            // With an animation of 1 s: after 1 s of the pipeline clock.
+            Transaction.begin()
+            Transaction.animationDuration = 1
+            Transaction.setCompletionBlock { h.log("A:\($0)") }
+            Transaction.addAnimation()
+            try Transaction.commit()
+            #expect(h.log.take() == ["C"])
+            h.clock.advance(nanoseconds: 999_999_999)
+            #expect(h.pipeline.runDueCompletions() == 0)
+            h.clock.advance(nanoseconds: 1)
+            #expect(h.pipeline.runDueCompletions() == 1)
+            #expect(h.log.take() == ["A:animationsFinished"])
+
+            // Replacing fires the old block at once.
+            Transaction.begin()
+            Transaction.setCompletionBlock { h.log("A:\($0)") }
+            Transaction.setCompletionBlock { h.log("B:\($0)") }
+            #expect(h.log.take() == ["A:replaced"])
+            try Transaction.commit()
+            #expect(h.log.take() == ["C", "B:committedWithoutAnimations"])
+
+            // Changes made inside the block: new implicit transaction, default settings, next BW.
+            let v = h.layer("v")
+            Transaction.begin()
+            Transaction.animationDuration = 1
+            Transaction.setCompletionBlock { _ in
+                h.log("A duration=\(Transaction.animationDuration)")
+                v.setNeedsLayout()
+            }
+            try Transaction.commit()
+            #expect(h.log.take() == ["C", "A duration=0.25"])
+            #expect(h.pipeline.needsCommit)
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["L(v)", "C"])
+        }
+    }
+
+    /// §6.13 Busy loop: BW never comes; flush-if-too-late after the budget (test driver: a source0
+    /// callout per iteration, then the interceptor's `flushIfTooLate()`).
+    @Test func case13() {
+        let h = Harness()
+        h.run {
+            let v = h.layer("v")
+            for iteration in 1...6 {
+                h.log("S\(iteration)")
+                if iteration == 1 || iteration == 5 { v.setNeedsLayout() }
+                h.clock.advance(nanoseconds: 5_000_000)          // each callout takes 5 ms
+                if h.pipeline.flushIfTooLate() { h.log("(forced)") }
+            }
+            // Marked at 0 ms; checked at 5, 10, 15 (< 16.67 ms budget), 20 → forced flush.
+            #expect(h.log.take() == ["S1", "S2", "S3", "S4", "L(v)", "C", "(forced)", "S5", "S6"])
+            #expect(h.sink.snapshots.map(\.reason) == [.tooLate])
+            #expect(h.pipeline.needsCommit)                        // S5's mark waits (10 ms so far)
+
+            // The budget is configurable.
+            h.pipeline.tooLateBudgetNanoseconds = 50_000_000
+            h.clock.advance(nanoseconds: 30_000_000)              // 40 ms since the mark
+            #expect(!h.pipeline.flushIfTooLate())
+            h.clock.advance(nanoseconds: 10_000_000)              // 50 ms
+            #expect(h.pipeline.flushIfTooLate())
+            #expect(h.log.take() == ["L(v)", "C"])
+        }
+    }
+
+    /// §6.14 Nested run: flush at the nested run's Exit, before control returns to the outer code;
+    /// cleanup registered at the outer level is not run by that nested commit.
+    @Test func case14() {
+        let h = Harness()
+        let driver = ObserverDriver(pipeline: h.pipeline, log: h.log)
+        h.run {
+            let v = h.layer("v"), w = h.layer("w")
+            h.pipeline.runLevel = 1                                   // outer run's Entry
+            // An outer-level source callout that spins a nested run:
+            h.log("outer callout begins")
+            h.pipeline.addPostCommitCallback { h.log("outer cleanup") }
+            h.pipeline.runLevel = 2                                   // nested run's Entry
+            h.log("nested source")
+            v.setNeedsLayout()
+            h.pipeline.addPostCommitCallback { h.log("nested cleanup") }
+            driver.notify(.exit)                                      // nested run's Exit
+            h.pipeline.runLevel = 1
+            h.log("outer callout ends")
+            #expect(h.log.take() == ["outer callout begins", "nested source", "pre", "L(v)", "C", "nested cleanup",
+                                     "post", "outer callout ends"])
+            // Back in the outer run: an idle BW runs nothing (cleanups never force a commit)…
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["pre", "post"])
+            // …the next real commit at the outer level runs the outer cleanup.
+            w.setNeedsLayout()
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["pre", "L(w)", "C", "outer cleanup", "post"])
+        }
+    }
+
+    /// §6.15 Post-commit callbacks: registered during L/D → after this C; from inside a post-commit
+    /// callback → after the next C; registering one does not schedule a flush.
+    @Test func case15() {
+        let h = Harness()
+        let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
+        h.run {
+            h.pipeline.addPostCommitCallback { h.log("P0") }
+            #expect(!h.pipeline.needsCommit)
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == [])                               // no flush scheduled by it
+
+            let b = h.layer("b", display: { _, _ in h.pipeline.addPostCommitCallback { h.log("P-from-D") } })
+            let a = h.layer("a", layout: { _ in
+                h.pipeline.addPostCommitCallback {
+                    h.log("P-from-L")
+                    h.pipeline.addPostCommitCallback { h.log("P-from-P") }
+                }
+            })
+            a.setNeedsLayout()
+            b.setNeedsDisplay()
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["L(a)", "D(b)", "C", "P0", "P-from-L", "P-from-D"])
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == [])                               // still no commit of its own
+            a.setNeedsLayout()
+            driver.notify(.beforeWaiting)
+            #expect(h.log.take() == ["L(a)", "C", "P-from-P", "P-from-L"])
+        }
+    }
+}
