@@ -46,6 +46,25 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
         loop.eventSink = self
     }
 
+    /// The label of the observer `observeActivities(on:)` adds; its callouts are not recorded.
+    public static let activityObserverLabel = "TraceRecorder.activities"
+
+    /// Adds an observer for every activity that does nothing, because a loop only notifies
+    /// (and so only emits) activities that some observer of the running mode asks for — as
+    /// CF does. Its own callouts are left out of the trace. Returns the observer so it can be
+    /// removed.
+    ///
+    /// ```swift
+    /// recorder.attach(to: loop)
+    /// recorder.observeActivities(on: loop)      // BT, BS, AW … appear even with no other observer
+    /// ```
+    @discardableResult
+    public func observeActivities(on loop: Loop, mode: Loop.Mode = .common) -> LoopObserver {
+        let observer = LoopObserver(activities: .allActivities, order: Int.min, label: Self.activityObserverLabel) { _, _ in }
+        loop.add(observer, mode: mode)
+        return observer
+    }
+
     /// Uses `clock` to stamp entries the loop did not emit.
     public func use(clock: LoopClock) {
         lock.withLock { self.clock = clock }
@@ -62,8 +81,12 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
         let kind: TraceEntry.Kind
         switch event.kind {
         case .activity(let activity): kind = .activity(activity)
-        case .calloutBegin(let callout): kind = .calloutBegin(callout)
-        case .calloutEnd(let callout): kind = .calloutEnd(callout)
+        case .calloutBegin(let callout):
+            if callout == .observer && event.label == Self.activityObserverLabel { return }
+            kind = .calloutBegin(callout)
+        case .calloutEnd(let callout):
+            if callout == .observer && event.label == Self.activityObserverLabel { return }
+            kind = .calloutEnd(callout)
         case .sleep: kind = .sleep
         case .wake: kind = .wake
         case .runBegin: kind = .runBegin
