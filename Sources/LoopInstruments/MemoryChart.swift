@@ -84,7 +84,7 @@ public enum MemoryChart {
         let isBytes = metrics.contains { $0.isBytes }
         let yMaxRaw = values.flatMap { $0 }.max() ?? 0
         let yDivisor = isBytes ? (yMaxRaw >= 4 * 1_048_576 ? 1_048_576.0 : 1_024.0) : 1
-        let yUnit = isBytes ? (yDivisor == 1_048_576 ? "MiB" : "KiB") : "entries"
+        let yUnit = isBytes ? (yDivisor == 1_048_576 ? "MiB" : "KiB") : "count"
         let yTicks = AxisTicks.ticks(upTo: yMaxRaw / yDivisor)
         let yMax = yTicks.last!
         let xTicks = AxisTicks.ticks(upTo: xMax, count: 8)
@@ -136,8 +136,8 @@ public enum MemoryChart {
         let entries = metrics.enumerated().map { ($0.element.title, palette[$0.offset % palette.count], false) }
             + (boundaries.isEmpty ? [] : [("BeforeWaiting (turn end)", "#999", true)])
         for (name, color, dashed) in entries.reversed() {
-            let textWidth = Double(name.count) * 6.6
-            legendX -= textWidth + 34
+            let textWidth = Double(name.count) * 7.0
+            legendX -= textWidth + 44
             svg.line(x1: legendX, y1: 40, x2: legendX + 22, y2: 40, stroke: color, width: dashed ? 1.5 : 3,
                      dash: dashed ? "4 3" : nil)
             svg.text(name, x: legendX + 27, y: 44, size: 12, fill: "#333")

@@ -25,3 +25,17 @@ extension PoolSnapshot {
                   peakEntries: statistics.peakEntries, peakBytes: statistics.peakBytes)
     }
 }
+
+extension PoolRecord {
+    /// A record from the pool statistics read just before and just after the operation.
+    ///
+    /// ```swift
+    /// let before = AutoreleasePool.statistics
+    /// token = AutoreleasePool.popAndPush(token)
+    /// recorder.record(PoolRecord(operation: .popAndPush, before: before, after: AutoreleasePool.statistics))
+    /// ```
+    public init(operation: Operation, before: AutoreleasePool.Statistics, after: AutoreleasePool.Statistics) {
+        self.init(operation: operation, entriesBefore: before.pendingEntries, entriesAfter: after.pendingEntries,
+                  pages: after.pages)
+    }
+}

@@ -18,7 +18,8 @@ public enum TurnTimelineChart {
     }
 
     private struct Bar { var start: Double; var end: Double; var depth: Int; var kind: LoopEvent.Callout; var label: String }
-    private struct Tick { var at: Double; var text: String; var isLog: Bool }
+    private enum TickKind { case activity, log, lag }
+    private struct Tick { var at: Double; var text: String; var kind: TickKind }
 
     /// - Parameters:
     ///   - hidesObservers: leave observer callouts out (they can crowd the rows).
@@ -42,10 +43,14 @@ public enum TurnTimelineChart {
                 let position = axis == .order ? slot : Double(entry.time &- turn.start)
                 switch entry.kind {
                 case .activity(let activity):
-                    ticks.append(Tick(at: position, text: ActivityNames.shortName(activity), isLog: false))
+                    ticks.append(Tick(at: position, text: ActivityNames.shortName(activity), kind: .activity))
                     slot += 1
                 case .log:
-                    ticks.append(Tick(at: position, text: entry.label, isLog: true))
+                    ticks.append(Tick(at: position, text: entry.label, kind: .log))
+                    slot += 1
+                case .lag(let report):
+                    ticks.append(Tick(at: position, text: "lag \(TextLogExporter.formatMilliseconds(report.spanNanoseconds)) ms",
+                                      kind: .lag))
                     slot += 1
                 case .calloutBegin(let kind):
                     if hidesObservers && kind == .observer { stack.append(Bar(start: -1, end: -1, depth: -1, kind: kind, label: "")); continue }
@@ -70,7 +75,7 @@ public enum TurnTimelineChart {
             layouts.append((turn, bars, ticks, max(lastPosition, 1), max(maxDepth, 1)))
         }
 
-        let labelWidth = 150.0, right = 24.0, headerHeight = 78.0
+        let labelWidth = 150.0, right = 64.0, headerHeight = 96.0
         let plotWidth = Double(width) - labelWidth - right
         let extent = layouts.map(\.extent).max() ?? 1
         let scale = plotWidth / extent
@@ -94,6 +99,9 @@ public enum TurnTimelineChart {
         }
         svg.line(x1: legendX, y1: 50, x2: legendX, y2: 64, stroke: "#e69138", width: 2)
         svg.text("log line", x: legendX + 5, y: 61, size: 11, fill: "#333")
+        legendX += 60
+        svg.line(x1: legendX, y1: 50, x2: legendX, y2: 64, stroke: "#cc0000", width: 2)
+        svg.text("lag report", x: legendX + 5, y: 61, size: 11, fill: "#333")
 
         // Time axis ticks along the top of the rows.
         if axis == .time {
@@ -118,14 +126,25 @@ public enum TurnTimelineChart {
             svg.text("\(passes) · \(TextLogExporter.formatMilliseconds(turn.duration)) ms", x: 12, y: y + 29, size: 10, fill: "#666")
 
             let slotWidth = axis == .order ? scale : 0
+            var labelsEnd = -Double.infinity      // labels that would overlap the previous one are left out
             for tick in layout.ticks {
                 let x = labelWidth + tick.at * scale + slotWidth / 2
-                if tick.isLog {
-                    svg.line(x1: x, y1: y + 2, x2: x, y2: y + rowHeight - rowGap, stroke: "#e69138", width: 2, title: tick.text)
-                    svg.text(String(tick.text.prefix(max(3, Int(max(slotWidth, 40) / 5.5)))), x: x + 3, y: y + 11, size: 9, fill: "#b45f06")
-                } else {
-                    svg.line(x1: x, y1: y + 13, x2: x, y2: y + rowHeight - rowGap, stroke: "#bbbbbb", dash: "2 2")
-                    svg.text(tick.text, x: x, y: y + 11, size: 9, anchor: "middle", fill: "#444")
+                switch tick.kind {
+                case .log, .lag:
+                    let color = tick.kind == .lag ? "#cc0000" : "#e69138"
+                    svg.line(x1: x, y1: y + 2, x2: x, y2: y + rowHeight - rowGap, stroke: color, width: 2, title: tick.text)
+                    let text = String(tick.text.prefix(axis == .order ? max(3, Int(max(slotWidth, 40) / 5.5)) : 24))
+                    if x + 3 > labelsEnd + 2 {
+                        svg.text(text, x: x + 3, y: y + 11, size: 9, fill: tick.kind == .lag ? "#cc0000" : "#b45f06")
+                        labelsEnd = x + 3 + Double(text.count) * 5.2
+                    }
+                case .activity:
+                    svg.line(x1: x, y1: y + 13, x2: x, y2: y + rowHeight - rowGap, stroke: "#bbbbbb", dash: "2 2", title: tick.text)
+                    let half = Double(tick.text.count) * 2.8
+                    if x - half > labelsEnd + 2 {
+                        svg.text(tick.text, x: x, y: y + 11, size: 9, anchor: "middle", fill: "#444")
+                        labelsEnd = x + half
+                    }
                 }
             }
             for bar in layout.bars {

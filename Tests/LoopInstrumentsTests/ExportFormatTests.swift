@@ -121,7 +121,7 @@ import RunLoopCore
         #expect(svg.components(separatedBy: "<title>BeforeWaiting #").count - 1 == 4)
         #expect(counts.texts.contains("Autorelease sawtooth"))
         #expect(counts.texts.contains("time (ms)"))
-        #expect(counts.texts.contains("pool entries (entries)"))
+        #expect(counts.texts.contains("pool entries (count)"))
     }
 
     @Test func memoryChartInOrderModeAndBytes() throws {
