@@ -23,18 +23,20 @@ public struct TraceEntry: Sendable, Equatable {
         case runBegin
         /// `run(mode:…)` returned with this result.
         case runEnd(Loop.RunResult)
+        // The large payloads are `indirect` so the frequent entries (activities, callouts)
+        // stay small in the recorder's buffer.
         /// An autorelease pool push, pop or pop-and-push.
-        case pool(PoolRecord)
+        indirect case pool(PoolRecord)
         /// A transaction commit with its phases and layers.
-        case commit(CommitRecord)
+        indirect case commit(CommitRecord)
         /// A named point in time (a layer mark, a milestone).
         case mark
         /// A free-form user log line; the text is `TraceEntry.label`.
         case log
         /// A memory sample taken by a `MemoryProbe`.
-        case memory(MemorySample)
+        indirect case memory(MemorySample)
         /// A lag report from a `LagMonitor`.
-        case lag(LagReport)
+        indirect case lag(LagReport)
     }
 
     /// Position in the recorder, counting from 0 for the first entry ever recorded

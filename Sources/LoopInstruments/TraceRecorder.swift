@@ -95,9 +95,11 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
         let key = currentThreadKey()
         lock.withLock {
             var context = threadContext(key)
-            context.mode = event.mode
-            context.pass = event.pass
-            threads[key] = context
+            if context.pass != event.pass || context.mode != event.mode {
+                context.mode = event.mode
+                context.pass = event.pass
+                threads[key] = context
+            }
             append(kind, label: event.label, context: context, time: event.time)
         }
     }

@@ -79,7 +79,7 @@ public enum TurnTimelineChart {
         let plotWidth = Double(width) - labelWidth - right
         let extent = layouts.map(\.extent).max() ?? 1
         let scale = plotWidth / extent
-        let laneHeight = 16.0, tickBand = 18.0, rowGap = 10.0
+        let laneHeight = 16.0, tickBand = 30.0, rowGap = 10.0
         let rowHeights = layouts.map { tickBand + Double($0.depth) * laneHeight + rowGap }
         let footer = allTurns.count > turns.count ? 40.0 : 26.0
         let height = Int(headerHeight + rowHeights.reduce(0, +) + footer)
@@ -126,24 +126,31 @@ public enum TurnTimelineChart {
             svg.text("\(passes) · \(TextLogExporter.formatMilliseconds(turn.duration)) ms", x: 12, y: y + 29, size: 10, fill: "#666")
 
             let slotWidth = axis == .order ? scale : 0
-            var labelsEnd = -Double.infinity      // labels that would overlap the previous one are left out
+            // Log and lag labels on the first line, activity names on the second; a label that
+            // would overlap the previous one on its line is left out (its marker keeps a tooltip).
+            var logLabelsEnd = -Double.infinity
+            var activityLabelsEnd = -Double.infinity
             for tick in layout.ticks {
                 let x = labelWidth + tick.at * scale + slotWidth / 2
                 switch tick.kind {
                 case .log, .lag:
                     let color = tick.kind == .lag ? "#cc0000" : "#e69138"
                     svg.line(x1: x, y1: y + 2, x2: x, y2: y + rowHeight - rowGap, stroke: color, width: 2, title: tick.text)
-                    let text = String(tick.text.prefix(axis == .order ? max(3, Int(max(slotWidth, 40) / 5.5)) : 24))
-                    if x + 3 > labelsEnd + 2 {
-                        svg.text(text, x: x + 3, y: y + 11, size: 9, fill: tick.kind == .lag ? "#cc0000" : "#b45f06")
-                        labelsEnd = x + 3 + Double(text.count) * 5.2
+                    let text = String(tick.text.prefix(axis == .order ? max(3, Int(max(slotWidth * 2, 40) / 5.5)) : 24))
+                    let textWidth = Double(text.count) * 5.2
+                    let fitsRight = x + 3 + textWidth <= Double(width) - 4     // else write it leftwards
+                    let textStart = fitsRight ? x + 3 : x - 3 - textWidth
+                    if textStart > logLabelsEnd + 2 {
+                        svg.text(text, x: fitsRight ? x + 3 : x - 3, y: y + 10, size: 9, anchor: fitsRight ? "start" : "end",
+                                 fill: tick.kind == .lag ? "#cc0000" : "#b45f06")
+                        logLabelsEnd = textStart + textWidth
                     }
                 case .activity:
-                    svg.line(x1: x, y1: y + 13, x2: x, y2: y + rowHeight - rowGap, stroke: "#bbbbbb", dash: "2 2", title: tick.text)
+                    svg.line(x1: x, y1: y + 26, x2: x, y2: y + rowHeight - rowGap, stroke: "#bbbbbb", dash: "2 2", title: tick.text)
                     let half = Double(tick.text.count) * 2.8
-                    if x - half > labelsEnd + 2 {
-                        svg.text(tick.text, x: x, y: y + 11, size: 9, anchor: "middle", fill: "#444")
-                        labelsEnd = x + half
+                    if x - half > activityLabelsEnd + 2 {
+                        svg.text(tick.text, x: x, y: y + 24, size: 9, anchor: "middle", fill: "#444")
+                        activityLabelsEnd = x + half
                     }
                 }
             }
