@@ -6,6 +6,11 @@ import Testing
 import RunLoopCore
 @testable import LoopInstruments
 
+let python3Path: String? = {
+    let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/python3" }
+    return (path + ["/usr/bin/python3"]).first { FileManager.default.isExecutableFile(atPath: $0) }
+}()
+
 @Suite struct ChromeTraceTests {
     func sampleTrace() -> TraceRecorder {
         let recorder = TraceRecorder(clock: ManualClock())
@@ -67,15 +72,17 @@ import RunLoopCore
         #expect((counter["args"] as? [String: Any])?["pending"] as? Int == 12)
     }
 
-    @Test func pythonJSONToolAcceptsTheDocument() throws {
-        let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        guard let python else { return }   // json parse-back above already covers validity
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("instruments-\(getpid())-trace.json").path
-        try OutputFile.write(sampleTrace().chromeTraceJSON(), to: path)
-        defer { try? FileManager.default.removeItem(atPath: path) }
+    /// Skipped (and reported as skipped) where python3 is missing; the parse-back tests above
+    /// still check validity there.
+    @Test(.enabled(if: python3Path != nil, "python3 not installed"))
+    func pythonJSONToolAcceptsTheDocument() throws {
+        let python = try #require(python3Path)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("instruments-\(getpid())-trace.json").path
+        try OutputFile.write(sampleTrace().chromeTraceJSON(), to: file)
+        defer { try? FileManager.default.removeItem(atPath: file) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-m", "json.tool", path]
+        process.arguments = ["-m", "json.tool", file]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
