@@ -202,6 +202,18 @@ public enum AutoreleasePool {
         autorelease(consuming: DeferredCleanup(label: label, work: work))
     }
 
+    /// Pops every pool of the calling thread (LIFO, exactly as at thread exit) and frees all its
+    /// pages, the cold page included. For threads that never exit, such as the main thread of a
+    /// program checked with a leak detector. Tokens pushed before become invalid.
+    ///
+    /// ```swift
+    /// AutoreleasePool.drainThread()
+    /// assert(AutoreleasePool.statistics.pages == 0)
+    /// ```
+    public static func drainThread() {
+        ThreadPool.drainAndFreeAll()
+    }
+
     /// Runs `body` inside its own pool and pops it afterwards, also when `body` throws.
     ///
     /// ```swift

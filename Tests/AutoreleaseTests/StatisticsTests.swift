@@ -93,3 +93,28 @@ struct AutoreleasePoolStatisticsTests {
         }
     }
 }
+
+@Suite("AutoreleasePoolPages")
+struct AutoreleasePoolPagesTests {
+    @Test("drainThread releases every pool LIFO and frees the cold page too")
+    func drainThread() {
+        let log = Log()
+        let (pagesBefore, after, pushedAfter) = onFreshThread { () -> (Int, AutoreleasePool.Statistics, UInt) in
+            _ = AutoreleasePool.push()
+            for id in 0..<700 { AutoreleasePool.autorelease(consuming: Tracked(id, log)) }
+            _ = AutoreleasePool.push()
+            AutoreleasePool.deferCleanup { log.append(-1) }
+            let before = AutoreleasePool.statistics.pages
+            AutoreleasePool.drainThread()
+            let after = AutoreleasePool.statistics
+            let token = AutoreleasePool.push()
+            let address = token.address
+            AutoreleasePool.pop(token)
+            return (before, after, address)
+        }
+        #expect(pagesBefore == 2)
+        #expect(after.pages == 0 && after.pendingEntries == 0)
+        #expect(pushedAfter == 1)   // back to the placeholder state
+        #expect(log.ids == [-1] + Array((0..<700).reversed()))
+    }
+}

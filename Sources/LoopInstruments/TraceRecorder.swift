@@ -1,0 +1,175 @@
+import RunLoopCore
+
+/// Records everything a loop reports (activities, callouts, sleeps, runs) plus what the loop
+/// cannot see: pool pushes and pops, commits, marks, memory samples, lag reports and user log
+/// lines. Thread-safe; bounded (the oldest entries are overwritten once `capacity` is reached).
+///
+/// ```swift
+/// let clock = VirtualClock()
+/// let loop = Loop(clock: clock)
+/// let recorder = TraceRecorder()
+/// recorder.attach(to: loop)                     // becomes loop.eventSink, adopts loop.clock
+/// loop.perform { recorder.log("reloadData") }
+/// loop.run(mode: .default, timeout: 0)
+/// print(recorder.text(.seed))                   // kCFRunLoopBeforeTimers … reloadData …
+/// ```
+public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
+    // Sendable: every mutable field below is guarded by `lock`.
+    private let lock = PthreadLock()
+    private var buffer: RingBuffer<TraceEntry>
+    private var nextSequence: UInt64 = 0
+    private var clock: LoopClock?
+    private var threads: [UInt: ThreadContext] = [:]
+
+    /// What the recorder last saw on one thread, used to stamp entries the loop did not emit.
+    private struct ThreadContext {
+        let number: Int
+        var mode: Loop.Mode?
+        var pass: UInt64 = 0
+    }
+
+    /// - Parameters:
+    ///   - clock: the clock that stamps entries the loop did not emit (logs, marks, pool,
+    ///     commits). Pass the loop's clock, or let `attach(to:)` adopt it.
+    ///     Defaults to `MonotonicClock.shared` when neither is given.
+    ///   - capacity: the most entries kept; older ones are overwritten.
+    public init(clock: LoopClock? = nil, capacity: Int = 100_000) {
+        precondition(capacity > 0, "TraceRecorder capacity must be positive, got \(capacity)")
+        self.clock = clock
+        self.buffer = RingBuffer(capacity: capacity)
+    }
+
+    /// Installs the recorder as `loop.eventSink` and adopts `loop.clock` if no clock was given.
+    /// To combine it with other sinks use `LoopEventFanout`.
+    public func attach(to loop: Loop) {
+        lock.withLock { if clock == nil { clock = loop.clock } }
+        loop.eventSink = self
+    }
+
+    /// The label of the observer `observeActivities(on:)` adds; its callouts are not recorded.
+    public static let activityObserverLabel = "TraceRecorder.activities"
+
+    /// Adds an observer for every activity that does nothing, because a loop only notifies
+    /// (and so only emits) activities that some observer of the running mode asks for — as
+    /// CF does. Its own callouts are left out of the trace. Returns the observer so it can be
+    /// removed.
+    ///
+    /// ```swift
+    /// recorder.attach(to: loop)
+    /// recorder.observeActivities(on: loop)      // BT, BS, AW … appear even with no other observer
+    /// ```
+    @discardableResult
+    public func observeActivities(on loop: Loop, mode: Loop.Mode = .common) -> LoopObserver {
+        let observer = LoopObserver(activities: .allActivities, order: Int.min, label: Self.activityObserverLabel) { _, _ in }
+        loop.add(observer, mode: mode)
+        return observer
+    }
+
+    /// Uses `clock` to stamp entries the loop did not emit.
+    public func use(clock: LoopClock) {
+        lock.withLock { self.clock = clock }
+    }
+
+    // MARK: LoopEventSink
+
+    public func loop(_ loop: Loop, emitted event: LoopEvent) {
+        record(event)
+    }
+
+    /// Records one loop event (what `loop(_:emitted:)` does).
+    public func record(_ event: LoopEvent) {
+        let kind: TraceEntry.Kind
+        switch event.kind {
+        case .activity(let activity): kind = .activity(activity)
+        case .calloutBegin(let callout):
+            if callout == .observer && event.label == Self.activityObserverLabel { return }
+            kind = .calloutBegin(callout)
+        case .calloutEnd(let callout):
+            if callout == .observer && event.label == Self.activityObserverLabel { return }
+            kind = .calloutEnd(callout)
+        case .sleep: kind = .sleep
+        case .wake: kind = .wake
+        case .runBegin: kind = .runBegin
+        case .runEnd(let result): kind = .runEnd(result)
+        }
+        let key = currentThreadKey()
+        lock.withLock {
+            var context = threadContext(key)
+            if context.pass != event.pass || context.mode != event.mode {
+                context.mode = event.mode
+                context.pass = event.pass
+                threads[key] = context
+            }
+            append(kind, label: event.label, context: context, time: event.time)
+        }
+    }
+
+    // MARK: Events the loop cannot see
+
+    /// Records a free-form log line (shown verbatim in the text log, like `NSLog`).
+    public func log(_ text: String) { recordOther(.log, label: text) }
+
+    /// Records a named point in time (e.g. a layer being marked dirty).
+    public func mark(_ name: String) { recordOther(.mark, label: name) }
+
+    /// Records an autorelease pool operation.
+    public func record(_ pool: PoolRecord, label: String = "pool") { recordOther(.pool(pool), label: label) }
+
+    /// Records a commit (feed it from a Transactions `CommitSink`).
+    public func record(_ commit: CommitRecord, label: String = "commit") { recordOther(.commit(commit), label: label) }
+
+    /// Records a memory sample (a `MemoryProbe` with a recorder does this itself).
+    public func record(_ sample: MemorySample) {
+        recordAt(.memory(sample), label: sample.label, time: sample.time)
+    }
+
+    /// Records a lag report (a `LagMonitor` with a recorder does this itself).
+    public func record(_ report: LagReport) {
+        recordAt(.lag(report), label: report.calloutLabel ?? "", time: report.detectedAt)
+    }
+
+    private func recordOther(_ kind: TraceEntry.Kind, label: String) {
+        recordAt(kind, label: label, time: nil)
+    }
+
+    private func recordAt(_ kind: TraceEntry.Kind, label: String, time: LoopInstant?) {
+        let key = currentThreadKey()
+        lock.withLock {
+            let context = threadContext(key)
+            let stamp = time ?? (clock ?? MonotonicClock.shared).now
+            append(kind, label: label, context: context, time: stamp)
+        }
+    }
+
+    // Call with `lock` held.
+    private func threadContext(_ key: UInt) -> ThreadContext {
+        if let context = threads[key] { return context }
+        let context = ThreadContext(number: threads.count + 1)
+        threads[key] = context
+        return context
+    }
+
+    // Call with `lock` held.
+    private func append(_ kind: TraceEntry.Kind, label: String, context: ThreadContext, time: LoopInstant) {
+        buffer.append(TraceEntry(sequence: nextSequence, kind: kind, label: label, mode: context.mode,
+                                 pass: context.pass, time: time, thread: context.number))
+        nextSequence += 1
+    }
+
+    // MARK: Reading
+
+    /// The kept entries, oldest first.
+    public var entries: [TraceEntry] { lock.withLock { buffer.elements } }
+
+    /// Number of kept entries.
+    public var count: Int { lock.withLock { buffer.count } }
+
+    /// Entries overwritten because the recorder was full.
+    public var droppedCount: UInt64 { lock.withLock { buffer.overwritten } }
+
+    /// The most entries kept.
+    public var capacity: Int { buffer.capacity }
+
+    /// Forgets every entry (sequence numbers keep counting).
+    public func clear() { lock.withLock { buffer.removeAll() } }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import Testing
+import RunLoopCore
+@testable import LoopInstruments
+
+/// A lag monitor driven by hand, observer call by observer call, on a manual clock.
+@Suite struct LagMonitorStateTests {
+    let clock = ManualClock()
+    let loop: Loop
+
+    init() { loop = Loop(clock: clock) }
+
+    @Test func slowCalloutIsReportedOnceWithItsLabelAndSpan() {
+        let monitor = LagMonitor(clock: clock, threshold: 0.1)
+        monitor.beginObserved(.entry)
+        monitor.beginObserved(.beforeTimers)            // turn starts at 0
+        monitor.beginObserved(.beforeSources)
+        monitor.willCallOut(.source0, label: "reloadData", loop: loop)
+        clock.advance(milliseconds: 200)
+        let report = monitor.check()
+        #expect(report?.calloutLabel == "reloadData")
+        #expect(report?.calloutKind == .source0)
+        #expect(report?.spanNanoseconds == 200_000_000)
+        #expect(report?.startedBy == .beforeTimers)
+        clock.advance(milliseconds: 200)
+        #expect(monitor.check() == nil)                 // once per turn
+        monitor.didCallOut(.source0, label: "reloadData", loop: loop)
+        monitor.endObserved(.beforeWaiting)
+        #expect(monitor.reports.count == 1)
+        #expect(monitor.completedTurns == 1)
+        #expect(monitor.longestTurnNanoseconds == 400_000_000)
+    }
+
+    @Test func shortTurnsAreNotReported() {
+        let monitor = LagMonitor(clock: clock, threshold: 0.1)
+        for _ in 0..<20 {
+            monitor.beginObserved(.afterWaiting)
+            monitor.willCallOut(.timer, label: "tick", loop: loop)
+            clock.advance(milliseconds: 10)
+            #expect(monitor.check() == nil)
+            monitor.didCallOut(.timer, label: "tick", loop: loop)
+            monitor.endObserved(.beforeWaiting)
+            clock.advance(milliseconds: 500)             // asleep: never counted
+            #expect(monitor.check() == nil)
+        }
+        #expect(monitor.reports.isEmpty)
+        #expect(monitor.completedTurns == 20)
+    }
+
+    @Test func theSpanRunsFromWakeUpNotFromTheFirstActivityAfterIt() {
+        let monitor = LagMonitor(clock: clock, threshold: 0.1)
+        monitor.beginObserved(.afterWaiting)             // t = 0
+        clock.advance(milliseconds: 60)
+        monitor.beginObserved(.beforeTimers)             // same turn: must not restart
+        clock.advance(milliseconds: 60)
+        #expect(monitor.check()?.spanNanoseconds == 120_000_000)
+    }
+
+    @Test func theCommitIsInsideTheSpan() {
+        // The end observer runs after the commit at 2000000: work done in the commit counts.
+        let monitor = LagMonitor(clock: clock, threshold: 0.1)
+        monitor.beginObserved(.afterWaiting)
+        monitor.beginObserved(.beforeWaiting)           // begin observer sees BW too; no effect
+        monitor.willCallOut(.observer, label: "CA::Transaction::commit", loop: loop)
+        clock.advance(milliseconds: 150)
+        #expect(monitor.check()?.calloutLabel == "CA::Transaction::commit")
+    }
+
+    @Test func reportsTheInnermostCalloutAndTheStack() {
+        let monitor = LagMonitor(clock: clock, threshold: 0.05)
+        monitor.beginObserved(.afterWaiting)
+        monitor.willCallOut(.source1, label: "event", loop: loop)
+        monitor.beginObserved(.entry)                    // nested run inside the callout
+        monitor.beginObserved(.beforeTimers)
+        monitor.willCallOut(.timer, label: "nestedTimer", loop: loop)
+        clock.advance(milliseconds: 80)
+        let report = monitor.check()
+        #expect(report?.calloutLabel == "nestedTimer")
+        #expect(report?.calloutStack == ["event", "nestedTimer"])
+    }
+
+    @Test func leavingANestedRunMeasuresTheRestOfTheOuterCallout() {
+        let monitor = LagMonitor(clock: clock, threshold: 0.05)
+        monitor.beginObserved(.entry)
+        monitor.beginObserved(.afterWaiting)
+        monitor.willCallOut(.source0, label: "outer", loop: loop)
+        monitor.beginObserved(.entry)                    // nested run
+        monitor.beginObserved(.beforeTimers)
+        monitor.endObserved(.beforeWaiting)              // nested turn ends
+        monitor.endObserved(.exit)                       // back in "outer"
+        #expect(monitor.isAwake)
+        clock.advance(milliseconds: 60)
+        let report = monitor.check()
+        #expect(report?.startedBy == .exit)
+        #expect(report?.calloutLabel == "outer")
+        monitor.didCallOut(.source0, label: "outer", loop: loop)
+        monitor.endObserved(.exit)                       // outermost run ends
+        #expect(!monitor.isAwake)
+    }
+
+    @Test func checkAtCalloutEndNamesTheCalloutThatJustRan() {
+        let reports = ReportBox()
+        let monitor = LagMonitor(clock: clock, threshold: 0.1) { reports.append($0) }
+        monitor.checksAtCalloutEnd = true
+        monitor.beginObserved(.afterWaiting)
+        monitor.willCallOut(.block, label: "fast", loop: loop)
+        clock.advance(milliseconds: 10)
+        monitor.didCallOut(.block, label: "fast", loop: loop)
+        monitor.willCallOut(.block, label: "slow", loop: loop)
+        clock.advance(milliseconds: 200)
+        monitor.didCallOut(.block, label: "slow", loop: loop)
+        #expect(reports.labels == ["slow"])
+    }
+
+    @Test func reportsGoToTheRecorder() {
+        let recorder = TraceRecorder(clock: clock)
+        let monitor = LagMonitor(clock: clock, threshold: 0.1, recorder: recorder)
+        monitor.beginObserved(.afterWaiting)
+        clock.advance(milliseconds: 101)
+        monitor.check()
+        #expect(recorder.lines(TextLogFilter(activities: [], includesLogs: false, includesLags: true))
+                == ["lag 101.000ms in (no callout)"])
+    }
+
+    @Test func explicitNowIsHonoured() {
+        let monitor = LagMonitor(clock: clock, threshold: 1)
+        monitor.beginObserved(.afterWaiting)
+        #expect(monitor.check(now: 999_000_000) == nil)
+        #expect(monitor.check(now: 1_000_000_001)?.spanNanoseconds == 1_000_000_001)
+    }
+}
+
+final class ReportBox: @unchecked Sendable {
+    // Sendable: guarded by `lock`.
+    private let lock = NSLock()
+    private var reports: [LagReport] = []
+    func append(_ report: LagReport) { lock.withLock { reports.append(report) } }
+    var labels: [String] { lock.withLock { reports.map { $0.calloutLabel ?? "-" } } }
+    var count: Int { lock.withLock { reports.count } }
+}
+
+@Suite struct WatchdogTests {
+    @Test func watchdogThreadStartsStopsAndIsJoined() throws {
+        let monitor = LagMonitor(clock: ManualClock(), threshold: 1, checkPeriod: 0.01)
+        #expect(!monitor.isWatchdogRunning)
+        monitor.startWatchdog()
+        #expect(monitor.isWatchdogRunning)
+        let tid = monitor.watchdogThreadID
+        #expect(tid > 0)
+        #expect(FileManager.default.fileExists(atPath: "/proc/self/task/\(tid)"))
+        monitor.stopWatchdog()
+        #expect(!monitor.isWatchdogRunning)
+        #expect(monitor.watchdogThreadID == 0)
+        // Joined: the kernel thread is gone, not merely asked to stop.
+        #expect(!FileManager.default.fileExists(atPath: "/proc/self/task/\(tid)"))
+        monitor.stopWatchdog()                           // idempotent
+    }
+
+    @Test func restartingGivesAFreshThreadAndStopIsPrompt() {
+        // A long period must not delay stop: the thread waits on a condition, not in sleep().
+        let monitor = LagMonitor(clock: ManualClock(), threshold: 1, checkPeriod: 3_600)
+        for _ in 0..<3 {
+            monitor.startWatchdog()
+            let tid = monitor.watchdogThreadID
+            monitor.stopWatchdog()
+            #expect(!FileManager.default.fileExists(atPath: "/proc/self/task/\(tid)"))
+        }
+    }
+
+    @Test func droppingTheMonitorStopsItsWatchdog() {
+        var tid: Int64 = 0
+        do {
+            let monitor = LagMonitor(clock: ManualClock(), checkPeriod: 3_600)
+            monitor.startWatchdog()
+            tid = monitor.watchdogThreadID
+        }
+        #expect(tid > 0)
+        #expect(!FileManager.default.fileExists(atPath: "/proc/self/task/\(tid)"))
+    }
+
+    @Test func watchdogReportsALongTurnFromItsOwnThread() {
+        let clock = ManualClock()
+        let reported = DispatchSemaphore(value: 0)
+        let box = ReportBox()
+        let monitor = LagMonitor(clock: clock, threshold: 0.1, checkPeriod: 0.001) { report in
+            box.append(report)
+            reported.signal()
+        }
+        monitor.beginObserved(.afterWaiting)
+        monitor.willCallOut(.source0, label: "stuck", loop: Loop(clock: clock))
+        clock.advance(milliseconds: 250)
+        monitor.startWatchdog()
+        // Waits for the event, not for time: returns as soon as the watchdog reports.
+        let result = reported.wait(timeout: .now() + 30)
+        monitor.stopWatchdog()
+        #expect(result == .success)
+        #expect(box.labels == ["stuck"])
+    }
+}
