@@ -128,6 +128,24 @@ import Autorelease
         #expect(loop.observers(in: .default).isEmpty)
     }
 
+    @Test func instrumentsDoNotKeepTheLoopAlive() {
+        weak var weakLoop: Loop?
+        let monitor = LagMonitor(threshold: 1)
+        let probe = MemoryProbe(readsProcess: false, poolStatistics: { .zero })
+        let recorder = TraceRecorder()
+        do {
+            let loop = Loop(clock: VirtualClock())
+            weakLoop = loop
+            recorder.attach(to: loop)
+            monitor.install(on: loop)
+            probe.install(on: loop)
+            loop.run(mode: .default, timeout: 0)
+        }
+        #expect(weakLoop == nil)
+        monitor.uninstall()                              // harmless once the loop is gone
+        probe.uninstall()
+    }
+
     @Test func poolStatisticsSeeAutoreleasedObjects() {
         final class Node {}
         let probe = MemoryProbe(readsProcess: false)
