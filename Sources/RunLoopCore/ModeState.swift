@@ -23,21 +23,60 @@ enum WaitToken {
 /// recompute how far to jump.
 final class ModeState: @unchecked Sendable {  // every var is guarded by the owning loop's lock
     let mode: Loop.Mode
-    /// `stop(mode:)` is sticky until a run of this mode consumes it (W2).
-    var stopped = false
-    var sources0: [LoopSource] = []
-    var ports: [UInt64: LoopPortSource] = [:]
-    var files: [UInt64: LoopFileSource] = [:]
-    /// Sorted by `order`, ties in insertion order (O1).
-    var observers: [LoopObserver] = []
-    /// Sorted by fire date, ties in insertion order (T2).
-    var timers: [LoopTimer] = []
     /// OR of every activity ever observed in this mode; never cleared (O3). Atomic so the pass
     /// can test it without the lock.
     let observerMask = Atomic<UInt32>(0)
-    /// When the mode's timer descriptor fires (`.max` = disarmed): the earliest hard deadline
-    /// (fire date + effective tolerance) of its non-firing timers (T3, T8).
-    var armedDeadline: LoopInstant = .max
+    /// Mutable state behind a pointer (no run-time exclusivity checks; see `Loop.storage`).
+    let storage: UnsafeMutablePointer<State>
+
+    struct State {
+        /// `stop(mode:)` is sticky until a run of this mode consumes it (W2).
+        var stopped = false
+        /// Whether the mode is one of the loop's common modes (cached from `commonModeNames`).
+        var isCommon = false
+        var sources0: [LoopSource] = []
+        var ports: [UInt64: LoopPortSource] = [:]
+        var files: [UInt64: LoopFileSource] = [:]
+        /// Sorted by `order`, ties in insertion order (O1).
+        var observers: [LoopObserver] = []
+        /// Sorted by fire date, ties in insertion order (T2).
+        var timers: [LoopTimer] = []
+        /// When the mode's timer descriptor fires (`.max` = disarmed); see `rearm` (T3, T8).
+        var armedDeadline: LoopInstant = .max
+    }
+
+    var stopped: Bool {
+        _read { yield storage.pointee.stopped }
+        _modify { yield &storage.pointee.stopped }
+    }
+    var isCommon: Bool {
+        _read { yield storage.pointee.isCommon }
+        _modify { yield &storage.pointee.isCommon }
+    }
+    var sources0: [LoopSource] {
+        _read { yield storage.pointee.sources0 }
+        _modify { yield &storage.pointee.sources0 }
+    }
+    var ports: [UInt64: LoopPortSource] {
+        _read { yield storage.pointee.ports }
+        _modify { yield &storage.pointee.ports }
+    }
+    var files: [UInt64: LoopFileSource] {
+        _read { yield storage.pointee.files }
+        _modify { yield &storage.pointee.files }
+    }
+    var observers: [LoopObserver] {
+        _read { yield storage.pointee.observers }
+        _modify { yield &storage.pointee.observers }
+    }
+    var timers: [LoopTimer] {
+        _read { yield storage.pointee.timers }
+        _modify { yield &storage.pointee.timers }
+    }
+    var armedDeadline: LoopInstant {
+        _read { yield storage.pointee.armedDeadline }
+        _modify { yield &storage.pointee.armedDeadline }
+    }
     let epollFD: Int32
     let timerFD: Int32
     let virtualClock: Bool
@@ -45,12 +84,19 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     init(mode: Loop.Mode, wakeFD: Int32, virtualClock: Bool) {
         self.mode = mode
         self.virtualClock = virtualClock
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: State())
         epollFD = rlk_epoll_create()
         timerFD = virtualClock ? rlk_eventfd_create() : rlk_timerfd_create()
         precondition(epollFD >= 0 && timerFD >= 0,
                      "Loop: cannot create the descriptors of mode '\(mode.name)' (errno \(errno)); the process is out of file descriptors")
         _ = rlk_epoll_add(epollFD, wakeFD, 1, WaitToken.wake, 0)
         _ = rlk_epoll_add(epollFD, timerFD, 1, WaitToken.timer, 0)
+    }
+
+    deinit {
+        storage.deinitialize(count: 1)
+        storage.deallocate()
     }
 
     /// Closes the mode's descriptors (loop teardown).
@@ -63,27 +109,34 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         sources0.isEmpty && ports.isEmpty && files.isEmpty && timers.isEmpty
     }
 
-    /// Re-arms the timer descriptor for the earliest deadline (T3). Called with the loop's lock
-    /// held whenever a timer joins, leaves, moves, starts or stops firing. `waiting` tells a
-    /// virtual waiter to recompute its jump.
+    /// Re-arms the timer descriptor (T3) — called with the loop's lock held whenever a timer
+    /// joins, leaves, moves, starts or stops firing. `waiting` tells a virtual waiter to
+    /// recompute its jump.
+    ///
+    /// Tolerance (T8, Darwin semantics): `hard` is the earliest fire date + effective tolerance;
+    /// the wake is deferred from the earliest fire date to the LATEST fire date that is still
+    /// ≤ `hard`, so timers within each other's tolerance fire in one pass, and a lone timer
+    /// is never delayed for nothing.
     func rearm(waiting: Bool) {
         var hard = LoopInstant.max
+        var wake = LoopInstant.max
         for timer in timers {
             let (date, tolerance, skip) = timer.core.lock.withLock {
                 (timer.fireDate, timer.effectiveToleranceNsLocked, timer.firing || !timer.core.valid)
             }
             if skip { continue }
-            if date > hard { break }  // sorted: later soft deadlines cannot lower `hard`
+            if date > hard { break }  // sorted by date: no later timer can join the group
             hard = min(hard, Nanoseconds.add(date, tolerance))
+            wake = date
         }
-        guard hard != armedDeadline else { return }
-        armedDeadline = hard
+        guard wake != armedDeadline else { return }
+        armedDeadline = wake
         if virtualClock {
             if waiting { _ = rlk_eventfd_signal(timerFD) }
         } else {
             // Re-arming also resets an expired, unread timerfd, so it never wakes a wait for a
             // deadline that no longer exists (no L-g).
-            _ = rlk_timerfd_arm(timerFD, hard == .max ? 0 : max(hard, 1))
+            _ = rlk_timerfd_arm(timerFD, wake == .max ? 0 : max(wake, 1))
         }
     }
 
