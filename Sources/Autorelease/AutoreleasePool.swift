@@ -144,6 +144,19 @@ public enum AutoreleasePool {
         return object
     }
 
+    /// `autorelease(_:)` for an optional: `nil` adds nothing and is returned unchanged (objc4's
+    /// `objc_autorelease(nil)`).
+    ///
+    /// ```swift
+    /// let cached: Node? = AutoreleasePool.autorelease(cache[key])
+    /// ```
+    @inlinable @discardableResult
+    public static func autorelease<T: AnyObject>(_ object: T?) -> T? {
+        guard let object else { return nil }
+        addEntry(UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()))
+        return object
+    }
+
     /// Hands an owned reference to the pool without retaining it again: the caller gives up
     /// `object`. The cheapest way to autorelease a freshly created object.
     ///
@@ -187,6 +200,18 @@ public enum AutoreleasePool {
     /// ```
     public static func deferCleanup(label: String = "DeferredCleanup", _ work: @escaping () -> Void) {
         autorelease(consuming: DeferredCleanup(label: label, work: work))
+    }
+
+    /// Pops every pool of the calling thread (LIFO, exactly as at thread exit) and frees all its
+    /// pages, the cold page included. For threads that never exit, such as the main thread of a
+    /// program checked with a leak detector. Tokens pushed before become invalid.
+    ///
+    /// ```swift
+    /// AutoreleasePool.drainThread()
+    /// assert(AutoreleasePool.statistics.pages == 0)
+    /// ```
+    public static func drainThread() {
+        ThreadPool.drainAndFreeAll()
     }
 
     /// Runs `body` inside its own pool and pops it afterwards, also when `body` throws.

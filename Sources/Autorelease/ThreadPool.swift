@@ -246,15 +246,27 @@ enum ThreadPool {
     // MARK: Thread exit (objc4 HotPageDealloc)
 
     static func threadDidExit(word: UInt) {
-        guard let hot = hotPage(word) else { return }
+        guard hotPage(word) != nil else { return }
         // glibc cleared the value before calling us: re-install it for the drain.
         storeWord(word)
+        drainAndFreeAll()
+        storeWord(0)
+    }
+
+    /// Releases every entry of the thread, LIFO, frees every page and leaves the thread with
+    /// no page (flags kept).
+    static func drainAndFreeAll() {
+        let word = loadWord()
+        guard let hot = hotPage(word) else {
+            storeWord(flags(of: word))
+            return
+        }
         let state = ThreadState.current
         state.samplePeakEntries()
         let cold = hot.coldest
         if !cold.isEmpty { releaseUntil(page: cold, stop: cold.begin, state: state) }
         state.pagesChanged(by: -cold.killWithChildren())
-        storeWord(0)
+        storeWord(flags(of: loadWord()))
         state.publish()
     }
 
