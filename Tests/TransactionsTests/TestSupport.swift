@@ -128,3 +128,8 @@ final class SharedBox<Value>: @unchecked Sendable {   // Sendable: `Locked` guar
     }
     func update(_ change: (inout Value) -> Void) { storage.withLock { change(&$0) } }
 }
+
+/// A weak reference set on one thread and read after that thread was joined.
+final class WeakBox: @unchecked Sendable {   // Sendable: written before pthread_join, read after it.
+    weak var object: AnyObject?
+}

@@ -1,0 +1,241 @@
+import Testing
+@testable import Transactions
+
+@Suite("CommitPipeline")
+struct CommitPipelineTests {
+    @Test func pendingSinceIsTheFirstMarkOrTheEndOfTheCommitThatDeferredWork() {
+        let h = Harness()
+        h.run {
+            #expect(h.pipeline.pendingSince == nil)
+            let start = h.clock.now
+            let v = h.layer("v")
+            v.setNeedsLayout()
+            #expect(h.pipeline.pendingSince == start)
+            h.clock.advance(nanoseconds: 7)
+            v.setNeedsDisplay()                              // later marks do not move it
+            #expect(h.pipeline.pendingSince == start)
+
+            // A commit that takes 3 ms and whose display marks w for the next commit.
+            let w = h.layer("w")
+            let slow = h.layer("slow", display: { _, _ in h.clock.advance(nanoseconds: 3_000_000); w.setNeedsDisplay() })
+            slow.setNeedsDisplay()
+            h.pipeline.commitIfNeeded(reason: .beforeWaiting)
+            #expect(h.pipeline.lastCommitTime == h.clock.now)
+            #expect(h.pipeline.pendingSince == h.clock.now)  // not the in-commit mark time
+            h.clock.advance(nanoseconds: h.pipeline.tooLateBudgetNanoseconds - 1)
+            #expect(!h.pipeline.flushIfTooLate())
+            #expect(h.pipeline.flushIfTooLate(now: h.clock.now + 1))
+            #expect(h.pipeline.pendingSince == nil)
+            #expect(!h.pipeline.flushIfTooLate(now: .max))   // nothing pending: never
+        }
+    }
+
+    @Test func commitIfNeededWaitsForAnOpenExplicitTransaction() throws {
+        let h = Harness()
+        try h.run {
+            let a = h.layer("a")
+            a.setNeedsLayout()
+            Transaction.begin()
+            h.pipeline.commitIfNeeded(reason: .beforeWaiting)   // e.g. a nested run inside begin…commit
+            #expect(!h.pipeline.flushIfTooLate(now: .max))
+            #expect(h.log.take() == [])
+            try Transaction.commit()
+            #expect(h.log.take() == [])                         // implicit beneath: waits for the loop
+            h.pipeline.commitIfNeeded(reason: .beforeWaiting)
+            #expect(h.log.take() == ["L(a)", "C"])
+        }
+    }
+
+    @Test func wakeUpIsRequestedOncePerCommitAndOnlyForWorkDeferredByIt() {
+        let h = Harness()
+        h.run {
+            let targets = (0..<3).map { h.layer("t\($0)") }
+            let a = h.layer("a", display: { _, _ in for t in targets { t.setNeedsDisplay() } })
+            a.setNeedsDisplay()
+            #expect(h.wakeUps == 0)                             // ordinary marks never wake
+            h.pipeline.commitIfNeeded(reason: .beforeWaiting)
+            #expect(h.wakeUps == 1)
+            h.pipeline.commitIfNeeded(reason: .beforeWaiting)
+            #expect(h.log.take() == ["D(a)", "C", "D(t0)", "D(t1)", "D(t2)", "C"])
+            #expect(h.wakeUps == 1)
+        }
+    }
+
+    @Test func snapshotAndFrameLog() {
+        let pipeline = CommitPipeline(clock: ManualTransactionClock())
+        pipeline.diagnosticsHandler = { _ in }
+        pipeline.asCurrent {
+            let log = pipeline.frameLog!
+            let root = Layer(name: "root"), child = Layer(name: "child")
+            root.addSublayer(child)
+            child.setNeedsLayout()
+            root.setNeedsLayout()
+            child.setNeedsDisplay(in: LayerRect(x: 1, y: 2, width: 3, height: 4))
+            pipeline.commitIfNeeded(reason: .beforeWaiting)
+            root.setNeedsDisplay()
+            pipeline.commitIfNeeded(reason: .exit)
+            #expect(log.frames.map(\.frameNumber) == [1, 2])
+            #expect(log.frames[0].laidOut.map(\.name) == ["root", "child"])
+            #expect(log.frames[0].displayed == [DisplayedLayer(layer: LayerIdentity(child), dirtyRect: LayerRect(x: 1, y: 2, width: 3, height: 4))])
+            #expect(log.frames[1].reason == .exit && log.frames[1].laidOut.isEmpty)
+            #expect(log.frames[1].displayed.map(\.layer.name) == ["root"])
+        }
+        let small = FrameLog(capacity: 2)
+        pipeline.sink = small
+        pipeline.asCurrent {
+            for _ in 0..<5 { Layer().setNeedsLayout(); Transaction.flush() }
+        }
+        #expect(small.frames.map(\.frameNumber) == [6, 7])
+        #expect(small.deliveredCount == 5)
+    }
+
+    @Test func hooksRunInRegistrationOrderAndCanBeRemoved() {
+        let h = Harness()
+        h.run {
+            let v = h.layer("v")
+            let first = h.pipeline.addBeforeCommitHook { h.log("before1"); v.setNeedsDisplay() }   // same commit
+            h.pipeline.addBeforeCommitHook { h.log("before2") }
+            h.pipeline.addAfterCommitHook { snapshot in h.log("after#\(snapshot.frameNumber)") }
+            v.setNeedsLayout()
+            Transaction.flush()
+            #expect(h.log.take() == ["before1", "before2", "L(v)", "D(v)", "C", "after#1"])
+            h.pipeline.removeHook(first)
+            v.setNeedsLayout()
+            Transaction.flush()
+            #expect(h.log.take() == ["before2", "L(v)", "C", "after#2"])
+        }
+    }
+
+    @Test func postCommitCallbacksHonourRunLevels() {
+        let h = Harness()
+        h.run {
+            let v = h.layer("v")
+            h.pipeline.runLevel = 1
+            h.pipeline.addPostCommitCallback { h.log("level1 A") }
+            h.pipeline.addPostCommitCallback(runLevel: 3) { h.log("level3") }
+            h.pipeline.addPostCommitCallback { h.log("level1 B") }
+            h.pipeline.runLevel = 2
+            v.setNeedsLayout()
+            Transaction.flush()                               // a nested level's commit
+            #expect(h.log.take() == ["L(v)", "C", "level3"])
+            #expect(h.pipeline.pendingPostCommitCallbackCount == 2)
+            h.pipeline.runLevel = 0                           // back out of every run
+            v.setNeedsLayout()
+            Transaction.flush()
+            #expect(h.log.take() == ["L(v)", "C", "level1 A", "level1 B"])
+        }
+    }
+
+    @Test func completionWaitsForTheLongestAnimationOfItsGroupIncludingNestedOnes() throws {
+        let h = Harness()
+        try h.run {
+            Transaction.begin()
+            Transaction.setCompletionBlock { h.log("outer:\($0)") }
+            Transaction.addAnimation(duration: 0.5)
+            Transaction.begin()
+            Transaction.setCompletionBlock { h.log("inner:\($0)") }
+            Transaction.addAnimation(duration: 1)
+            try Transaction.commit()
+            Transaction.addAnimation(duration: 0.25)          // outer group only
+            try Transaction.commit()
+            #expect(h.log.take() == ["C"])
+            h.clock.advance(seconds: 0.5)
+            h.pipeline.runDueCompletions()
+            #expect(h.log.take() == [])
+            h.clock.advance(seconds: 0.5)
+            h.pipeline.runDueCompletions()
+            #expect(h.log.take() == ["inner:animationsFinished", "outer:animationsFinished"])
+        }
+    }
+
+    @Test func anInjectedSchedulerReceivesTheDelay() throws {
+        final class RecordingScheduler: CompletionScheduler {
+            var delays: [Double] = []
+            var work: [() -> Void] = []
+            func schedule(after seconds: Double, _ work: @escaping () -> Void) {
+                delays.append(seconds)
+                self.work.append(work)
+            }
+        }
+        let h = Harness()
+        let scheduler = RecordingScheduler()
+        h.pipeline.completionScheduler = scheduler
+        try h.run {
+            Transaction.begin()
+            Transaction.animationDuration = 2
+            Transaction.setCompletionBlock { h.log("A:\($0)") }
+            Transaction.addAnimation()
+            try Transaction.commit()
+            #expect(scheduler.delays == [2])
+            #expect(h.log.take() == ["C"])
+            scheduler.work.forEach { $0() }
+            #expect(h.log.take() == ["A:animationsFinished"])
+            #expect(h.pipeline.runDueCompletions() == 0)      // not the default scheduler
+        }
+    }
+
+    @Test func arbitraryKeysAndDisableActionsAreScoped() throws {
+        let h = Harness()
+        try h.run {
+            #expect(Transaction.value(forKey: "tag") == nil)
+            #expect(!Transaction.disableActions)
+            Transaction.begin()
+            Transaction.setValue("outer", forKey: "tag")
+            Transaction.disableActions = true
+            Transaction.begin()
+            #expect(Transaction.value(forKey: "tag") as? String == "outer")
+            Transaction.setValue("inner", forKey: "tag")
+            Transaction.setValue(false, forKey: Transaction.Key.disableActions)
+            #expect(Transaction.value(forKey: "tag") as? String == "inner")
+            #expect(!Transaction.disableActions)
+            Transaction.setValue(nil, forKey: "tag")          // removes it from the inner scope only
+            #expect(Transaction.value(forKey: "tag") as? String == "outer")
+            try Transaction.commit()
+            #expect(Transaction.disableActions)
+            #expect(Transaction.value(forKey: Transaction.Key.animationDuration) == nil)
+            try Transaction.commit()
+            #expect(Transaction.value(forKey: "tag") == nil)
+        }
+    }
+
+    @Test func propertySetOutsideATransactionOpensTheImplicitOne() {
+        let h = Harness()
+        h.run {
+            Transaction.animationDuration = 0.5
+            #expect(h.pipeline.hasImplicitTransaction && h.pipeline.needsCommit)
+            Transaction.setCompletionBlock { h.log("A:\($0)") }
+            h.pipeline.commitIfNeeded(reason: .beforeWaiting)
+            #expect(h.log.take() == ["C", "A:committedWithoutAnimations"])
+            #expect(Transaction.animationDuration == 0.25)
+        }
+    }
+
+    @Test func explicitTransactionInsideALayoutCallbackFoldsIntoTheRunningCommit() throws {
+        let h = Harness()
+        h.run {
+            let b = h.layer("b")
+            let a = h.layer("a", layout: { _ in
+                Transaction.begin()
+                Transaction.setCompletionBlock { h.log("inner:\($0)") }
+                b.setNeedsLayout()
+                try? Transaction.commit()
+            })
+            a.setNeedsLayout()
+            h.pipeline.commitIfNeeded(reason: .beforeWaiting)
+            #expect(h.log.take() == ["L(a)", "L(b)", "C", "inner:committedWithoutAnimations"])
+            #expect(!h.pipeline.needsCommit)
+        }
+    }
+
+    @Test func currentIsPerThreadAndAsCurrentRestores() {
+        let h = Harness()
+        let outer = CommitPipeline.current
+        h.run {
+            #expect(CommitPipeline.current === h.pipeline)
+            let inner = CommitPipeline(clock: h.clock)
+            inner.asCurrent { #expect(CommitPipeline.current === inner) }
+            #expect(CommitPipeline.current === h.pipeline)
+        }
+        #expect(CommitPipeline.current === outer)
+    }
+}
