@@ -41,7 +41,7 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     private var turns = 0
     private var longestTurn: UInt64 = 0
 
-    private var installed: [(loop: Loop, begin: LoopObserver, end: LoopObserver, mode: Loop.Mode)] = []
+    private var installed: [InstalledObserver] = []
     private var watchdog: Watchdog?
     private var checkAtCalloutEnd = false
 
@@ -65,8 +65,8 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     deinit {
         watchdog?.stop()
         for item in installed {
-            item.loop.remove(item.begin, mode: item.mode)
-            item.loop.remove(item.end, mode: item.mode)
+            item.remove()
+            if let loop = item.loop, loop.calloutInterceptor === self { loop.calloutInterceptor = nil }
         }
     }
 
@@ -121,23 +121,23 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
             }
             loop.add(begin, mode: mode)
             loop.add(end, mode: mode)
-            lock.withLock { installed.append((loop, begin, end, mode)) }
+            lock.withLock {
+                installed.append(InstalledObserver(loop: loop, observer: begin, mode: mode))
+                installed.append(InstalledObserver(loop: loop, observer: end, mode: mode))
+            }
         }
         if interceptCallouts && loop.calloutInterceptor == nil { loop.calloutInterceptor = self }
     }
 
     /// Removes the observers (and the interceptor if it is this monitor).
     public func uninstall() {
-        let items = lock.withLock { () -> [(loop: Loop, begin: LoopObserver, end: LoopObserver, mode: Loop.Mode)] in
+        let items = lock.withLock { () -> [InstalledObserver] in
             defer { installed.removeAll() }
             return installed
         }
         for item in items {
-            item.loop.remove(item.begin, mode: item.mode)
-            item.loop.remove(item.end, mode: item.mode)
-            item.begin.invalidate()
-            item.end.invalidate()
-            if item.loop.calloutInterceptor === self { item.loop.calloutInterceptor = nil }
+            item.remove()
+            if let loop = item.loop, loop.calloutInterceptor === self { loop.calloutInterceptor = nil }
         }
     }
 

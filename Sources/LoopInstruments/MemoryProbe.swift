@@ -14,7 +14,7 @@ public final class MemoryProbe: @unchecked Sendable {
     private let lock = PthreadLock()
     private var buffer: RingBuffer<MemorySample>
     private var clock: LoopClock?
-    private var installed: [(loop: Loop, observer: LoopObserver, mode: Loop.Mode)] = []
+    private var installed: [InstalledObserver] = []
     private let recorder: TraceRecorder?
     private let poolStatistics: @Sendable () -> PoolSnapshot
     private let readsProcess: Bool
@@ -38,7 +38,7 @@ public final class MemoryProbe: @unchecked Sendable {
     }
 
     deinit {
-        for item in installed { item.loop.remove(item.observer, mode: item.mode) }
+        for item in installed { item.remove() }
     }
 
     /// Takes one sample now, on the calling thread.
@@ -67,20 +67,17 @@ public final class MemoryProbe: @unchecked Sendable {
             self?.sample(label: activity.cfName, activity: activity)
         }
         loop.add(observer, mode: mode)
-        lock.withLock { installed.append((loop, observer, mode)) }
+        lock.withLock { installed.append(InstalledObserver(loop: loop, observer: observer, mode: mode)) }
         return observer
     }
 
     /// Removes every observer `install(on:)` added.
     public func uninstall() {
-        let items = lock.withLock { () -> [(loop: Loop, observer: LoopObserver, mode: Loop.Mode)] in
+        let items = lock.withLock { () -> [InstalledObserver] in
             defer { installed.removeAll() }
             return installed
         }
-        for item in items {
-            item.loop.remove(item.observer, mode: item.mode)
-            item.observer.invalidate()
-        }
+        for item in items { item.remove() }
     }
 
     /// The kept samples, oldest first.

@@ -36,6 +36,7 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
     public init(clock: LoopClock? = nil, capacity: Int = 100_000) {
         precondition(capacity > 0, "TraceRecorder capacity must be positive, got \(capacity)")
         self.clock = clock
+        self.capacity = capacity
         self.buffer = RingBuffer(capacity: capacity)
     }
 
@@ -168,7 +169,7 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
     public var droppedCount: UInt64 { lock.withLock { buffer.overwritten } }
 
     /// The most entries kept.
-    public var capacity: Int { buffer.capacity }
+    public let capacity: Int
 
     /// Forgets every entry (sequence numbers keep counting).
     public func clear() { lock.withLock { buffer.removeAll() } }

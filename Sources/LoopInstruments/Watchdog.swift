@@ -82,7 +82,14 @@ final class Watchdog: @unchecked Sendable {
             return thread
         }
         pthread_cond_broadcast(cond)
-        if let handle { pthread_join(handle, nil) }
+        guard let handle else { return }
+        if pthread_equal(handle, pthread_self()) != 0 {
+            // Stopped from its own tick (the owner was released there): it exits after the
+            // tick returns; nobody can join it, so let it clean up after itself.
+            pthread_detach(handle)
+        } else {
+            pthread_join(handle, nil)
+        }
     }
 
     private func body() {

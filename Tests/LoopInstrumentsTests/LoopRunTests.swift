@@ -122,10 +122,29 @@ import Autorelease
         let labels = probe.samples.map(\.label)
         #expect(labels.first == "kCFRunLoopBeforeWaiting")
         #expect(labels.last == "kCFRunLoopExit")
-        #expect(probe.samples.allSatisfy { $0.residentBytes > 0 && $0.heapInUseBytes > 0 })
+        #expect(probe.samples.allSatisfy { $0.residentBytes > 0 })
+        #expect(probe.samples.allSatisfy { ($0.heapInUseBytes > 0) == glibcMallocIsActive })
         #expect(recorder.entries.filter { if case .memory = $0.kind { true } else { false } }.count == labels.count)
         probe.uninstall()
         #expect(loop.observers(in: .default).isEmpty)
+    }
+
+    @Test func instrumentsDoNotKeepTheLoopAlive() {
+        weak var weakLoop: Loop?
+        let monitor = LagMonitor(threshold: 1)
+        let probe = MemoryProbe(readsProcess: false, poolStatistics: { .zero })
+        let recorder = TraceRecorder()
+        do {
+            let loop = Loop(clock: VirtualClock())
+            weakLoop = loop
+            recorder.attach(to: loop)
+            monitor.install(on: loop)
+            probe.install(on: loop)
+            loop.run(mode: .default, timeout: 0)
+        }
+        #expect(weakLoop == nil)
+        monitor.uninstall()                              // harmless once the loop is gone
+        probe.uninstall()
     }
 
     @Test func poolStatisticsSeeAutoreleasedObjects() {

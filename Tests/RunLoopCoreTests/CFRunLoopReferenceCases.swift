@@ -443,3 +443,39 @@ struct CFRunLoopReferenceCases {
         #expect(trace.all == ["E", "BT", "BS", "A", "blockA", "BT", "BS", "BW", "AW", "X"])
     }
 }
+
+/// The examples of Docs/RunLoop.md, so they stay true.
+@Suite("DocExamples")
+struct DocExamples {
+    @Test("the first example of Docs/RunLoop.md prints what the page says")
+    func firstExample() throws {
+        let trace = Trace()
+        let clock = VirtualClock()
+        let loop = Loop(clock: clock)
+        loop.add(LoopObserver(activities: .allActivities, label: "log") { _, activity in
+            trace.add(activity.shortName)
+        }, mode: .default)
+        let source = LoopSource(label: "work") { trace.add("perform") }
+        loop.add(source, mode: .default)
+        loop.add(try LoopTimer(after: 0.02, clock: loop.clock, label: "tick") { _ in trace.add("tick") },
+                 mode: .default)
+        source.signal()
+        #expect(loop.run(mode: .default, timeout: 1) == .timedOut)
+        #expect(trace.all == ["E", "BT", "BS", "perform", "BT", "BS", "BW", "AW", "tick", "BT", "BS", "BW", "AW", "X"])
+        #expect(clock.now == 1_000 * ms)
+    }
+
+    @Test("the cross-thread example: a port message from another thread stops run()")
+    func crossThreadExample() {
+        onNewThread {
+            let loop = Loop.current
+            let port = LoopPortSource(label: "commands") { message in
+                if case .value(let command as String) = message, command == "quit" { loop.stop() }
+            }
+            loop.add(port, mode: .default)
+            let sender = BackgroundThread { port.send(value: "quit") }
+            loop.run()
+            sender.join()
+        }
+    }
+}
