@@ -15,22 +15,63 @@ public final class LoopEventFanout: LoopEventSink {
     }
 }
 
-/// Runs several callout interceptors around each callout: `willCallOut` in order,
-/// `didCallOut` in reverse order, so they nest like brackets.
+/// Lets several interceptors share a loop's single `calloutInterceptor` slot (per-callout pools,
+/// flush-if-too-late, the lag monitor): `willCallOut` runs in insertion order and `didCallOut` in
+/// reverse, so they nest like brackets. Use `loop.addCalloutInterceptor(_:)` rather than
+/// building one by hand.
 ///
 /// ```swift
-/// loop.calloutInterceptor = LoopCalloutInterceptorChain([perCalloutPool, lagMonitor])
+/// loop.addCalloutInterceptor(perCalloutPools)
+/// loop.addCalloutInterceptor(lagMonitor)
 /// ```
-public final class LoopCalloutInterceptorChain: LoopCalloutInterceptor {
-    public let interceptors: [any LoopCalloutInterceptor]
+public final class LoopCalloutInterceptorChain: LoopCalloutInterceptor, @unchecked Sendable {
+    // `members` is guarded by `lock`; each callout iterates a snapshot, so an interceptor may be
+    // added or removed from another thread while the loop runs.
+    private let lock = PthreadLock()
+    private var members: [any LoopCalloutInterceptor]
 
-    public init(_ interceptors: [any LoopCalloutInterceptor]) { self.interceptors = interceptors }
+    public init(_ interceptors: [any LoopCalloutInterceptor] = []) { members = interceptors }
+
+    /// The interceptors, in call order.
+    public var interceptors: [any LoopCalloutInterceptor] { lock.withLock { members } }
+
+    /// Appends an interceptor; it sees callouts from the next one on.
+    public func append(_ interceptor: any LoopCalloutInterceptor) {
+        lock.withLock { members.append(interceptor) }
+    }
+
+    /// Removes an interceptor (by identity).
+    public func remove(_ interceptor: any LoopCalloutInterceptor) {
+        lock.withLock { members.removeAll { $0 === interceptor } }
+    }
 
     public func willCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) {
-        for interceptor in interceptors { interceptor.willCallOut(kind, label: label, loop: loop) }
+        for member in lock.withLock({ members }) { member.willCallOut(kind, label: label, loop: loop) }
     }
 
     public func didCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) {
-        for interceptor in interceptors.reversed() { interceptor.didCallOut(kind, label: label, loop: loop) }
+        for member in lock.withLock({ members }).reversed() { member.didCallOut(kind, label: label, loop: loop) }
+    }
+}
+
+extension Loop {
+    /// Adds an interceptor beside any already installed, through a `LoopCalloutInterceptorChain`.
+    public func addCalloutInterceptor(_ interceptor: any LoopCalloutInterceptor) {
+        if let chain = calloutInterceptor as? LoopCalloutInterceptorChain {
+            chain.append(interceptor)
+        } else if let existing = calloutInterceptor {
+            calloutInterceptor = LoopCalloutInterceptorChain([existing, interceptor])
+        } else {
+            calloutInterceptor = LoopCalloutInterceptorChain([interceptor])
+        }
+    }
+
+    /// Removes an interceptor added with `addCalloutInterceptor(_:)` (or set directly).
+    public func removeCalloutInterceptor(_ interceptor: any LoopCalloutInterceptor) {
+        if let chain = calloutInterceptor as? LoopCalloutInterceptorChain {
+            chain.remove(interceptor)
+        } else if calloutInterceptor === interceptor {
+            calloutInterceptor = nil
+        }
     }
 }

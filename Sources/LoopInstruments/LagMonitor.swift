@@ -66,7 +66,7 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
         watchdog?.stop()
         for item in installed {
             item.remove()
-            if let loop = item.loop, loop.calloutInterceptor === self { loop.calloutInterceptor = nil }
+            item.loop?.removeCalloutInterceptor(self)
         }
     }
 
@@ -107,9 +107,8 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     // MARK: Installing
 
     /// Adds the begin (order `Int.min`, all activities) and end (order `Int.max`,
-    /// BeforeWaiting|Exit) observers in `modes` (the common modes by default), and becomes the
-    /// loop's `calloutInterceptor` when it has none and `interceptCallouts` is true (otherwise
-    /// chain it with `LoopCalloutInterceptorChain`).
+    /// BeforeWaiting|Exit) observers in `modes` (the common modes by default), and, when
+    /// `interceptCallouts` is true, joins the loop's callout interceptors (`addCalloutInterceptor`).
     public func install(on loop: Loop, modes: [Loop.Mode] = [.common], interceptCallouts: Bool = true) {
         lock.withLock { if clock == nil { clock = loop.clock } }
         for mode in modes {
@@ -126,7 +125,7 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
                 installed.append(InstalledObserver(loop: loop, observer: end, mode: mode))
             }
         }
-        if interceptCallouts && loop.calloutInterceptor == nil { loop.calloutInterceptor = self }
+        if interceptCallouts { loop.addCalloutInterceptor(self) }
     }
 
     /// Removes the observers (and the interceptor if it is this monitor).
@@ -137,7 +136,7 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
         }
         for item in items {
             item.remove()
-            if let loop = item.loop, loop.calloutInterceptor === self { loop.calloutInterceptor = nil }
+            item.loop?.removeCalloutInterceptor(self)
         }
     }
 
