@@ -191,4 +191,29 @@ struct CrossThread {
         #expect(output.contains("fds 0 [] loops 0 trace [\"cancel kCFRunLoopDefaultMode\", \"cancel Other\"]"),
                 "child reported: \(output)")
     }
+
+    @Test("W6: 200 threads each with a busy loop leave no heap behind")
+    func threadExitLeaksNoMemory() async {
+        await #expect(processExitsWith: .success) {
+            @Sendable func lifetime() {
+                onNewThread {
+                    let loop = Loop.current
+                    loop.add(LoopSource {}, mode: .common)
+                    loop.add(LoopObserver(activities: .allActivities) { _, _ in }, mode: .default)
+                    loop.add(LoopPortSource { _ in }, mode: "Other")
+                    loop.add(try! LoopTimer(after: 0, clock: loop.clock, interval: 1) { _ in }, mode: .default)
+                    loop.perform {}
+                    loop.async {}
+                    loop.run(mode: .default, timeout: 0)
+                    loop.perform(inMode: "Never") {}
+                }
+            }
+            for _ in 0..<50 { lifetime() }
+            let before = rlk_heap_in_use()
+            for _ in 0..<200 { lifetime() }
+            let after = rlk_heap_in_use()
+            // A leaked loop (modes, frames, items) is kilobytes; 200 of them would show.
+            exit(after <= before + 16_384 ? 0 : 1)
+        }
+    }
 }
