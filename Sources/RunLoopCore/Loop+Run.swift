@@ -181,9 +181,14 @@ extension Loop {
             if !tookFastPath {
                 didDispatchPortLastTime = false                          // (3060)
                 if !poll { notify(.beforeWaiting, state, frame) }        // L-a (3062)
-                lock.withLock { sleeping = true }                        // W4 (3063)
+                lock.lock()
+                sleeping = true                                          // W4 (3063)
+                let quiet = (poll || virtualClock != nil) && isQuietLocked(state, asyncPort: asyncPort)
+                let armed = state.armedDeadline
+                lock.unlock()
                 if !poll { emit(.sleep, "", state.mode) }
-                live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort)  // (3070-3127)
+                live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
+                            quiet: quiet, armed: armed)                  // (3070-3127)
                 lock.withLock {
                     sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3 (3130)
@@ -208,13 +213,17 @@ extension Loop {
             case .source(let token, let ready):
                 handled = doSource1(token: token, ready: ready, state) || handled  // S8 (3249)
             }
-            doBlocks(state, frame)                                       // B3 (3273)
+            lock.lock()
+            if !blocks.isEmpty {
+                lock.unlock()
+                doBlocks(state, frame)                                   // B3 (3273)
+                lock.lock()
+            }
+            defer { lock.unlock() }
 
             // Exit checks in CF's order (L-e, 3275-3287); emptiness only now (L-f).
             if handled && stopAfterHandle { return .handledSource }
             if deadline == 0 || deadline <= clock.now { return .timedOut }
-            lock.lock()
-            defer { lock.unlock() }
             if frame.stopped {
                 frame.stopped = false
                 return .stopped

@@ -406,3 +406,13 @@ struct AsyncWork {
     let label: String
     let work: @Sendable () -> Void
 }
+
+extension Array {
+    /// Drops the elements from `count` on, keeping the capacity. For the short scratch
+    /// buffers of a pass this is much cheaper than `removeAll(keepingCapacity:)`, which goes
+    /// through the generic `replaceSubrange`.
+    @inline(__always)
+    mutating func truncate(to count: Int) {
+        while self.count > count { removeLast() }
+    }
+}
