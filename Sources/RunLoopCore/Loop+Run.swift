@@ -100,6 +100,8 @@ extension Loop {
         let frame = frames[depth]
         frame.stopped = false
         frame.ignoreWakeUps = false
+        runSerial &+= 1
+        frame.serial = runSerial
         // R5.2
         let previous = runningMode
         runningMode = state
@@ -154,9 +156,11 @@ extension Loop {
             // L3
             _ = passCounter.wrappingAdd(1, ordering: .relaxed)
             lock.lock()
-            // No L-g: a wake-up still pending here was written by a nested or earlier run (this
-            // run ignores wake-ups from its last wake until now, W3), so it is stale.
-            if wakePending {
+            // No L-g: a wake-up still pending here that another run wrote (a nested run, or an
+            // earlier run that ended without waiting) is stale; this run ignored wake-ups from
+            // its last wake until now (W3), so its own pending wake-up can only come from its
+            // Entry observers or before its first wait, and stays.
+            if wakePending && wakeSerial != frame.serial {
                 _ = rlk_eventfd_drain(wakeFD)
                 wakePending = false
             }
