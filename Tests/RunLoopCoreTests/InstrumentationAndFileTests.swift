@@ -53,32 +53,35 @@ struct EventSinkTests {
 
 @Suite("FileSources")
 struct FileSourceTests {
-    @Test("writable readiness, and hang-up reported with readable when the writer closes")
+    @Test("writable readiness, and hang-up (with readable EOF) when the peer shuts down")
     func writableAndHangUp() {
+        // A socket pair, not a pipe: shutdown() reaches the peer even if a child process being
+        // spawned by a concurrent test briefly inherits a copy of the descriptor.
         var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
-        let (readEnd, writeEnd) = (fds[0], fds[1])
-        defer { close(readEnd) }
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
+        let (mine, peer) = (fds[0], fds[1])
+        defer { close(mine); close(peer) }
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         let trace = Trace()
-        let writer = LoopFileSource(fd: writeEnd, events: .writable, label: "w") { events in
+        let writer = LoopFileSource(fd: mine, events: .writable, label: "w") { events in
             trace.add("w:\(events.rawValue)")
         }
         loop.add(writer, mode: .default)
         #expect(loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: true) == .handledSource)
         #expect(trace.all == ["w:2"])
         loop.remove(writer, mode: .default)
-        close(writeEnd)
 
         trace.reset()
-        let reader = LoopFileSource(fd: readEnd, events: .readable, label: "r") { events in
+        let reader = LoopFileSource(fd: mine, events: .readable, label: "r") { events in
             trace.add("r:\(events.contains(.readable)) hup:\(events.contains(.hangUp))")
         }
         loop.add(reader, mode: .default)
+        #expect(loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: true) == .timedOut)
+        #expect(shutdown(peer, Int32(SHUT_RDWR)) == 0)
         #expect(loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: true) == .handledSource)
-        #expect(trace.all == ["r:false hup:true"])
-        // Level-triggered: still ready next pass; removing the source stops it.
+        #expect(trace.all == ["r:true hup:true"])
+        // Level-triggered: still ready; removing the source stops it.
         loop.remove(reader, mode: .default)
         #expect(loop.run(mode: .default, timeout: 0) == .finished)
     }
