@@ -13,6 +13,7 @@ public final class AutoreleasePoolStack {
     /// The thread this stack belongs to.
     public let thread: UInt
 
+    /// An empty stack bound to the calling thread.
     public init() {
         thread = currentThreadID()
         tokens.reserveCapacity(8)
