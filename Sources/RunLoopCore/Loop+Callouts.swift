@@ -14,6 +14,10 @@ extension Loop {
         }
     }
 
+    /// Whether an event sink is installed (test it before building an event's arguments).
+    @inline(__always)
+    var hasSink: Bool { storage.pointee.eventSink != nil }
+
     /// Every callout goes through here: interceptor, sink, then the item's code (lock released).
     @inline(__always)
     func callOut(_ kind: LoopEvent.Callout, _ label: String, _ mode: Loop.Mode, _ body: () -> Void) {
@@ -82,7 +86,7 @@ extension Loop {
             if observer.core.isValid && !observer.firing.load(ordering: .relaxed) { frame.scratch.pointee.observers.append(observer) }
         }
         lock.unlock()
-        emit(.activity(activity), activity.shortName, state.mode)
+        if hasSink { emit(.activity(activity), activity.shortName, state.mode) }
         // …then call each with the lock released.
         var index = 0
         while index < frame.scratch.pointee.observers.count {
@@ -97,7 +101,7 @@ extension Loop {
             if invalidateAfter { observer.invalidate() }  // O5: a one-shot observer fires once
             observer.firing.store(false, ordering: .relaxed)
         }
-        frame.scratch.pointee.observers.removeAll(keepingCapacity: true)
+        frame.scratch.pointee.observers.truncate(to: 0)
     }
 
     // MARK: Sources0 (S2, S4)
@@ -127,7 +131,7 @@ extension Loop {
             handled = true  // S4: OR, never reset
             if stopAfterHandle { break }
         }
-        frame.scratch.pointee.sources.removeAll(keepingCapacity: true)
+        frame.scratch.pointee.sources.truncate(to: 0)
         return handled
     }
 
@@ -187,7 +191,7 @@ extension Loop {
             index += 1
             doTimer(timer, state, limit: now)
         }
-        frame.scratch.pointee.timers.removeAll(keepingCapacity: true)
+        frame.scratch.pointee.timers.truncate(to: 0)
         lock.withLock { state.rearm(waiting: false) }
     }
 

@@ -21,6 +21,7 @@ struct CrossThread {
     @Test("S1 W3: signal + wakeUp from another thread")
     func signalAndWakeUp() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let source = recordingSource("perform", trace)
@@ -37,6 +38,7 @@ struct CrossThread {
     @Test("B1: perform + wakeUp from another thread runs the block after the wake")
     func performAndWake() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
@@ -54,6 +56,7 @@ struct CrossThread {
     @Test("S7 S8 L-c: port messages from another thread, one per pass, in order")
     func portMessages() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let received = Trace()
@@ -82,6 +85,7 @@ struct CrossThread {
     @Test("W1: stop from another thread ends the sleeping run")
     func stopFromAnotherThread() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
@@ -94,6 +98,7 @@ struct CrossThread {
     @Test("T6 L-g: a timer added while the loop sleeps wakes it on time, with no extra cycle")
     func timerAddedWhileAsleep() throws {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
@@ -113,6 +118,7 @@ struct CrossThread {
     @Test("S5: a source added and signalled while the loop sleeps, then wakeUp")
     func sourceAddedWhileAsleep() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
@@ -130,6 +136,7 @@ struct CrossThread {
     @Test("async from another thread wakes a loop running a common mode")
     func asyncFromAnotherThread() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
@@ -146,6 +153,7 @@ struct CrossThread {
         let (readEnd, writeEnd) = (fds[0], fds[1])
         defer { close(readEnd); close(writeEnd) }
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let reader = LoopFileSource(fd: readEnd, events: .readable, label: "pipe") { events in
@@ -165,30 +173,59 @@ struct CrossThread {
 
     @Test("W6: thread exit tears the loop down: cancels, drops blocks, closes every fd")
     func threadExitTeardown() async {
-        // In a child process, so no concurrently running test opens or closes descriptors.
+        // In a child process, so no concurrently running test opens or closes descriptors. The
+        // harness and libdispatch may still create a descriptor or two lazily, so 20 loop
+        // lifetimes are checked at once: a loop owns at least 4 descriptors, a leak would show 80.
         let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
-            // One warm-up cycle first, so one-time lazy descriptors (runtime, libdispatch) exist.
-            onNewThread { Loop.current.add(LoopSource {}, mode: .default) }
+            onNewThread { Loop.current.add(LoopSource {}, mode: .default) }  // warm-up
             let before = openDescriptors()
             let trace = Trace()
-            onNewThread {
-                let loop = Loop.current
-                let source = LoopSource(label: "s", cancel: { _, mode in trace.add("cancel \(mode)") }) {}
-                loop.add(source, mode: .default)
-                loop.add(source, mode: "Other")
-                loop.add(LoopPortSource { _ in }, mode: .default)
-                loop.add(try! LoopTimer(after: 100, clock: loop.clock) { _ in }, mode: .common)
-                loop.perform { trace.add("dropped block ran") }
-                loop.perform(inMode: "Never") { trace.add("dropped block ran") }
-                loop.async { trace.add("dropped async ran") }
-                loop.run(mode: "Other", timeout: 0)  // not common: the block and async work stay queued
+            for _ in 0..<20 {
+                onNewThread {
+                    let loop = Loop.current
+                    let source = LoopSource(label: "s", cancel: { _, mode in trace.add("cancel \(mode)") }) {}
+                    loop.add(source, mode: .default)
+                    loop.add(source, mode: "Other")
+                    loop.add(LoopPortSource { _ in }, mode: .default)
+                    loop.add(try! LoopTimer(after: 100, clock: loop.clock) { _ in }, mode: .common)
+                    loop.perform { trace.add("dropped block ran") }
+                    loop.perform(inMode: "Never") { trace.add("dropped block ran") }
+                    loop.async { trace.add("dropped async ran") }
+                    loop.run(mode: "Other", timeout: 0)  // not common: the block and async work stay queued
+                }
             }
             let leaked = openDescriptors().subtracting(before)
-            print("fds \(leaked.count) \(leaked.sorted()) loops \(LoopRegistry.shared.count) trace \(trace.all)")
+            let cancels = trace.all == Array(repeating: ["cancel kCFRunLoopDefaultMode", "cancel Other"], count: 20).flatMap { $0 }
+            print("few-fds \(leaked.count < 4) \(leaked.sorted()) loops \(LoopRegistry.shared.count) cancels \(cancels) \(trace.all.prefix(4))")
             exit(0)
         }
         let output = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
-        #expect(output.contains("fds 0 [] loops 0 trace [\"cancel kCFRunLoopDefaultMode\", \"cancel Other\"]"),
-                "child reported: \(output)")
+        #expect(output.contains("few-fds true"), "child reported: \(output)")
+        #expect(output.contains("loops 0 cancels true"), "child reported: \(output)")
+    }
+
+    @Test("W6: 200 threads each with a busy loop leave no heap behind")
+    func threadExitLeaksNoMemory() async {
+        await #expect(processExitsWith: .success) {
+            @Sendable func lifetime() {
+                onNewThread {
+                    let loop = Loop.current
+                    loop.add(LoopSource {}, mode: .common)
+                    loop.add(LoopObserver(activities: .allActivities) { _, _ in }, mode: .default)
+                    loop.add(LoopPortSource { _ in }, mode: "Other")
+                    loop.add(try! LoopTimer(after: 0, clock: loop.clock, interval: 1) { _ in }, mode: .default)
+                    loop.perform {}
+                    loop.async {}
+                    loop.run(mode: .default, timeout: 0)
+                    loop.perform(inMode: "Never") {}
+                }
+            }
+            for _ in 0..<50 { lifetime() }
+            let before = rlk_heap_in_use()
+            for _ in 0..<200 { lifetime() }
+            let after = rlk_heap_in_use()
+            // A leaked loop (modes, frames, items) is kilobytes; 200 of them would show.
+            exit(after <= before + 16_384 ? 0 : 1)
+        }
     }
 }
