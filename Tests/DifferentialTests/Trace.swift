@@ -1,0 +1,65 @@
+// The trace both executors record: activities (seen by a per-mode tracer observer that runs
+// before every script observer), callouts, and run begin/end with the run result.
+
+enum RunOutcome: Int32, Sendable, CustomStringConvertible {
+    case finished = 1, stopped = 2, timedOut = 3, handledSource = 4
+
+    var description: String {
+        switch self {
+        case .finished: return "finished"
+        case .stopped: return "stopped"
+        case .timedOut: return "timedOut"
+        case .handledSource: return "handledSource"
+        }
+    }
+}
+
+enum TraceEvent: Hashable, Sendable, CustomStringConvertible {
+    /// The mode's tracer observer saw this activity.
+    case activity(ScriptMode, ScriptActivity)
+    /// A script observer ran; `acted` = it performed actions in this callout.
+    case observer(Int, ScriptActivity, acted: Bool)
+    case source(Int, acted: Bool)
+    case timer(Int, acted: Bool)
+    case block(Int, acted: Bool)
+    case runBegin(ScriptMode, RunTimeout, rash: Bool)
+    case runEnd(RunOutcome)
+    /// The S4 condition was reached here (a signalled source0 lost its signal or validity while
+    /// another source0 perform was on the stack); the comparison stops at this point.
+    case s4Marker
+
+    var description: String {
+        func star(_ acted: Bool) -> String { acted ? "*" : "" }
+        switch self {
+        case .activity(let m, let a): return "\(m):\(a.short)"
+        case .observer(let o, let a, let acted): return "o\(o).\(a.short)\(star(acted))"
+        case .source(let s, let acted): return "s\(s)\(star(acted))"
+        case .timer(let t, let acted): return "t\(t)\(star(acted))"
+        case .block(let b, let acted): return "b\(b)\(star(acted))"
+        case .runBegin(let m, let t, let rash): return "[run \(m) t=\(t)\(rash ? " rash" : "")"
+        case .runEnd(let r): return "\(r)]"
+        case .s4Marker: return "<S4>"
+        }
+    }
+}
+
+/// What one executor produced for one script.
+struct Execution: Sendable {
+    var trace: [TraceEvent] = []
+    /// CF only: runs after which a leftover wake-up was drained (L-g).
+    var wakeDrains = 0
+    /// CF only: set when a callout drifted further from the time grid than the budget allows,
+    /// which makes the run useless as a reference (it is retried, never compared).
+    var timingViolation: String?
+
+    static func format(_ trace: [TraceEvent]) -> String {
+        var out: [String] = []
+        var line: [String] = []
+        for event in trace {
+            if case .runBegin = event, !line.isEmpty { out.append(line.joined(separator: " ")); line = [] }
+            line.append(event.description)
+        }
+        if !line.isEmpty { out.append(line.joined(separator: " ")) }
+        return out.joined(separator: "\n")
+    }
+}
