@@ -128,6 +128,29 @@ int64_t rlk_gettid(void) { return (int64_t)syscall(SYS_gettid); }
 
 int rlk_is_main_thread(void) { return rlk_gettid() == (int64_t)getpid(); }
 
+// Loop.main must name the main thread from any thread: record it while the executable (or the
+// library) is being loaded, which happens on the main thread.
+static pthread_t rlk_recorded_main;
+static int rlk_recorded_main_valid;
+__attribute__((constructor)) static void rlk_record_main_thread(void) {
+    if (rlk_is_main_thread()) {
+        rlk_recorded_main = pthread_self();
+        rlk_recorded_main_valid = 1;
+    }
+}
+
+unsigned long rlk_main_pthread(void) {
+    if (!rlk_recorded_main_valid && rlk_is_main_thread()) {
+        rlk_recorded_main = pthread_self();
+        rlk_recorded_main_valid = 1;
+    }
+    return (unsigned long)rlk_recorded_main;
+}
+
+int rlk_thread_name(unsigned long thread, char *buf, size_t len) {
+    return pthread_getname_np((pthread_t)thread, buf, len);
+}
+
 int rlk_pin_current_thread(int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);

@@ -47,6 +47,10 @@ uint64_t rlk_monotonic_ns(void);
 int64_t rlk_gettid(void);
 /// 1 when the calling thread is the process's main thread (gettid == getpid), as CF decides.
 int rlk_is_main_thread(void);
+/// The main thread's pthread_t, recorded by a load-time constructor (valid from any thread).
+unsigned long rlk_main_pthread(void);
+/// Copies the thread's name (pthread_getname_np) into `buf`; returns 0 or an errno.
+int rlk_thread_name(unsigned long thread, char *buf, size_t len);
 /// Pins the calling thread to one CPU (benchmarks); returns 0 or an errno.
 int rlk_pin_current_thread(int cpu);
 

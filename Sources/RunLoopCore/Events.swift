@@ -1,0 +1,73 @@
+/// One thing a loop did: an activity notification, a callout, a sleep or a wake.
+///
+/// Delivered to ``Loop/eventSink`` on the loop's thread.
+///
+/// ```swift
+/// final class Printer: LoopEventSink {
+///     func loop(_ loop: Loop, emitted event: LoopEvent) { print(event.kind, event.label) }
+/// }
+/// ```
+public struct LoopEvent: Sendable {
+    public enum Kind: Sendable, Equatable {
+        /// Emitted once per notified activity, before its observers run, exactly where CF calls
+        /// DoObservers (the mode's observer mask has the bit; BW/AW only when the pass is not polling).
+        case activity(Loop.Activity)
+        /// A callout is about to run; `label` is the item's label.
+        case calloutBegin(Callout)
+        /// A callout returned.
+        case calloutEnd(Callout)
+        /// About to wait (after BW); only for waits that may block (not polling passes).
+        case sleep
+        /// Back from such a wait (before AW).
+        case wake
+        /// A run passed R1–R4 and is about to notify Entry.
+        case runBegin
+        /// A run ended (after Exit) with this result.
+        case runEnd(Loop.RunResult)
+    }
+
+    /// The kind of item a callout belongs to.
+    public enum Callout: Sendable, Equatable {
+        case observer, block, source0, source1, fileSource, timer, mainQueue
+    }
+
+    public let kind: Kind
+    /// The item's label for callouts; the activity's short name for activities; "" otherwise.
+    public let label: String
+    public let mode: Loop.Mode
+    /// The value of ``Loop/passCount`` when the event happened.
+    public let pass: UInt64
+    /// The loop clock's time when the event happened.
+    public let time: LoopInstant
+
+    public init(kind: Kind, label: String, mode: Loop.Mode, pass: UInt64, time: LoopInstant) {
+        self.kind = kind
+        self.label = label
+        self.mode = mode
+        self.pass = pass
+        self.time = time
+    }
+}
+
+/// Receives every event of a loop (see ``LoopEvent``). Called on the loop's thread.
+///
+/// ```swift
+/// loop.eventSink = recorder   // any class conforming to LoopEventSink
+/// ```
+public protocol LoopEventSink: AnyObject, Sendable {
+    func loop(_ loop: Loop, emitted event: LoopEvent)
+}
+
+/// Wraps every callout, e.g. to push and pop a per-callout autorelease pool or to flush a
+/// transaction that is late. Called on the loop's thread with the loop's lock released.
+///
+/// ```swift
+/// final class Pools: LoopCalloutInterceptor {
+///     func willCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) { /* push */ }
+///     func didCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) { /* pop */ }
+/// }
+/// ```
+public protocol LoopCalloutInterceptor: AnyObject, Sendable {
+    func willCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop)
+    func didCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop)
+}

@@ -1,0 +1,82 @@
+import Synchronization
+
+/// Process-wide counters: unique item ids (epoll tokens) and source0 signal order.
+enum Sequence {
+    /// Tokens below 16 are reserved for the loop's own descriptors (see `WaitToken`).
+    private static let nextID = Atomic<UInt64>(16)
+    private static let nextSignal = Atomic<UInt64>(1)
+
+    static func itemID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
+    /// A strictly increasing stamp; S2 breaks order ties by it (SCF uses the signal time).
+    static func signalStamp() -> UInt64 { nextSignal.wrappingAdd(1, ordering: .relaxed).oldValue }
+}
+
+/// The part every loop item shares: validity, the loops it belongs to, and the lock that
+/// guards the item's mutable state.
+///
+/// Lock order: a loop's lock may be held while taking an item's lock, never the reverse, so
+/// an item never calls into a loop while holding its own lock.
+final class ItemCore: @unchecked Sendable {  // every var is guarded by `lock`
+    struct Home {
+        weak var loop: Loop?
+        /// Concrete modes of `loop` that hold the item.
+        var count: Int
+    }
+
+    let lock = Lock()
+    let id = Sequence.itemID()
+    /// Observers, timers, ports and fd sources live in one loop (O2, T2); sources0 may be in
+    /// several (S5).
+    let allowsSeveralLoops: Bool
+    var valid = true
+    var homes: [Home] = []
+
+    init(allowsSeveralLoops: Bool) { self.allowsSeveralLoops = allowsSeveralLoops }
+
+    var isValid: Bool { lock.withLock { valid } }
+
+    /// Whether `loop` may take the item: it is valid and not bound to another loop (unless
+    /// several are allowed). Call with the loop's lock held.
+    func accepts(_ loop: Loop) -> Bool {
+        lock.withLock { acceptsLocked(loop) }
+    }
+
+    private func acceptsLocked(_ loop: Loop) -> Bool {
+        guard valid else { return false }
+        if allowsSeveralLoops { return true }
+        homes.removeAll { $0.loop == nil }
+        return homes.isEmpty || homes[0].loop === loop
+    }
+
+    /// Records one more concrete mode of `loop` holding the item; false if refused.
+    func bind(_ loop: Loop) -> Bool {
+        lock.withLock {
+            guard acceptsLocked(loop) else { return false }
+            if let i = homes.firstIndex(where: { $0.loop === loop }) {
+                homes[i].count += 1
+            } else {
+                homes.append(Home(loop: loop, count: 1))
+            }
+            return true
+        }
+    }
+
+    /// Records that one concrete mode of `loop` dropped the item.
+    func unbind(_ loop: Loop) {
+        lock.withLock {
+            guard let i = homes.firstIndex(where: { $0.loop === loop }) else { return }
+            homes[i].count -= 1
+            if homes[i].count <= 0 { homes.remove(at: i) }
+        }
+    }
+
+    /// Clears `valid` and returns the loops to purge the item from; nil if it was invalid already.
+    func invalidate(also clear: () -> Void = {}) -> [Loop]? {
+        lock.withLock {
+            guard valid else { return nil }
+            valid = false
+            clear()
+            return homes.compactMap(\.loop)
+        }
+    }
+}

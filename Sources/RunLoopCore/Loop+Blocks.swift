@@ -1,0 +1,176 @@
+import CRunLoopShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Dispatch
+
+// Blocks (B1–B4) and the async queue (R4a, L1, X4).
+
+extension Loop {
+    /// Queues a block for the next time the loop runs `mode` (B1). Creates the mode. Does NOT
+    /// wake the loop: a sleeping loop runs it after something else wakes it (use
+    /// ``performAndWake(inMode:label:_:)`` for that). `.common` targets every common mode.
+    ///
+    /// ```swift
+    /// loop.perform(inMode: .default, label: "refresh") { print("refresh") }
+    /// ```
+    public func perform(inMode mode: Loop.Mode = .default, label: String = "block",
+                        _ block: @escaping @Sendable () -> Void) {
+        enqueue(PendingBlock(target: .one(mode), label: label, work: block), modes: CollectionOfOne(mode))
+    }
+
+    /// Queues a block for the next run of any of `modes` (B1). An empty list drops the block.
+    public func perform(inModes modes: [Loop.Mode], label: String = "block",
+                        _ block: @escaping @Sendable () -> Void) {
+        guard !modes.isEmpty else { return }
+        enqueue(PendingBlock(target: .several(modes), label: label, work: block), modes: modes)
+    }
+
+    /// `perform` followed by `wakeUp()`, for a loop that may be sleeping.
+    ///
+    /// ```swift
+    /// Loop.main.performAndWake { print("on the main loop") }
+    /// ```
+    public func performAndWake(inMode mode: Loop.Mode = .default, label: String = "block",
+                               _ block: @escaping @Sendable () -> Void) {
+        perform(inMode: mode, label: label, block)
+        wakeUp()
+    }
+
+    private func enqueue<C: Collection<Loop.Mode>>(_ block: PendingBlock, modes names: C) {
+        lock.withLock {
+            guard !tornDown else {
+                Diagnostics.once("block-after-teardown", "a block was performed on a loop whose thread has exited; dropped")
+                return
+            }
+            for name in names { _ = modeStateLocked(name, create: true) }
+            blocks.append(block)
+        }
+    }
+
+    /// Whether a pending block targets `state` (R4e). Lock held.
+    func hasBlockLocked(for state: ModeState) -> Bool {
+        guard !blocks.isEmpty else { return false }
+        let isCommon = commonModeNames.contains(state.mode)
+        return blocks.contains { $0.matches(state.mode, isCommon: isCommon) }
+    }
+
+    /// B2: detach the queue, run the blocks for this mode in FIFO order with the lock released,
+    /// then put the others back in front of any blocks queued meanwhile. Returns whether any ran.
+    @discardableResult
+    func doBlocks(_ state: ModeState, _ frame: RunFrame) -> Bool {
+        lock.lock()
+        if blocks.isEmpty { lock.unlock(); return false }
+        swap(&blocks, &frame.blockScratch)
+        let isCommon = commonModeNames.contains(state.mode)
+        lock.unlock()
+
+        var ran = false
+        var kept = 0
+        var index = 0
+        while index < frame.blockScratch.count {
+            let block = frame.blockScratch[index]
+            index += 1
+            if block.matches(state.mode, isCommon: isCommon) {
+                ran = true
+                callOutToBlock(block, state.mode)  // B4
+            } else {
+                frame.blockScratch[kept] = block
+                kept += 1
+            }
+        }
+        frame.blockScratch.removeSubrange(kept...)
+
+        lock.lock()
+        if !frame.blockScratch.isEmpty {
+            // B2.4: survivors go back in front of the blocks queued during the walk.
+            frame.blockScratch.append(contentsOf: blocks)
+            swap(&blocks, &frame.blockScratch)
+        }
+        lock.unlock()
+        frame.blockScratch.removeAll(keepingCapacity: true)
+        return ran
+    }
+
+    // MARK: Async queue
+
+    /// Runs `work` on this loop's thread, with the main dispatch queue's semantics.
+    ///
+    /// On the main thread's loop this is `DispatchQueue.main.async` (so `@MainActor` work and
+    /// other main-queue users share the queue), drained by the loop as CF does (R4a, X4). On any
+    /// other loop it is a per-loop FIFO with an eventfd, serviced the same way: only while the
+    /// loop runs one of its common modes, at most one drain per pass, a snapshot per drain, and
+    /// the fast path that skips BW/AW when work is already waiting (`didDispatchPortLastTime`).
+    ///
+    /// ```swift
+    /// worker.async(label: "reply") { print("on the worker's loop") }
+    /// ```
+    public func async(label: String = "mainQueue", _ work: @escaping @Sendable () -> Void) {
+        if isMainLoop {
+            DispatchQueue.main.async(execute: work)
+            return
+        }
+        lock.withLock {
+            guard !tornDown else {
+                Diagnostics.once("async-after-teardown", "async work was queued on a loop whose thread has exited; dropped")
+                return
+            }
+            asyncPending.append(AsyncWork(label: label, work: work))
+            if asyncPending.count == 1 { _ = rlk_eventfd_signal(asyncFD) }
+        }
+    }
+
+    /// The descriptor the async queue signals, or -1 (L1). Loop thread.
+    func asyncPortForRun(_ state: ModeState) -> Int32 {
+        if isMainLoop {
+            guard mainQueueClauseLocked(state) else { return -1 }
+            if dispatchFD < 0 { dispatchFD = Int32(rlk_dispatch_main_queue_handle()) }
+            return dispatchFD
+        }
+        return asyncClauseActiveLocked(state) ? asyncFD : -1
+    }
+
+    /// R4a for the main loop: on the main thread, not inside a main-queue drain, running a
+    /// common mode. Lock held.
+    func mainQueueClauseLocked(_ state: ModeState) -> Bool {
+        isMainLoop && insideAsyncDrain == 0 && rlk_is_main_thread() != 0
+            && pthread_equal(pthread_self(), owner) != 0 && commonModeNames.contains(state.mode)
+    }
+
+    /// The per-loop analogue: a common mode, not inside this loop's drain. Lock held.
+    func asyncClauseActiveLocked(_ state: ModeState) -> Bool {
+        !isMainLoop && asyncFD >= 0 && insideAsyncDrain == 0 && commonModeNames.contains(state.mode)
+    }
+
+    /// The fast-path probe (SCF 3036): is work waiting right now? Consumes the readiness.
+    func asyncReadyNow() -> Bool {
+        if isMainLoop { return rlk_eventfd_drain(dispatchFD) > 0 }
+        return lock.withLock { !asyncPending.isEmpty }
+    }
+
+    /// Services the queue once (SCF 3219-3240): a snapshot of the queued work, each item a
+    /// callout; work queued meanwhile waits for the next pass that waits.
+    func drainAsyncQueue(_ state: ModeState, _ frame: RunFrame) {
+        if isMainLoop {
+            lock.withLock { insideAsyncDrain += 1 }
+            callOutToMainQueue(state.mode)
+            lock.withLock { insideAsyncDrain -= 1 }
+            return
+        }
+        lock.lock()
+        insideAsyncDrain += 1
+        swap(&asyncPending, &frame.asyncScratch)
+        _ = rlk_eventfd_drain(asyncFD)
+        lock.unlock()
+        var index = 0
+        while index < frame.asyncScratch.count {
+            let item = frame.asyncScratch[index]
+            index += 1
+            callOut(.mainQueue, item.label, state.mode) { item.work() }
+        }
+        frame.asyncScratch.removeAll(keepingCapacity: true)
+        lock.withLock { insideAsyncDrain -= 1 }
+    }
+}

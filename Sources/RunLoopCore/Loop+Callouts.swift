@@ -1,0 +1,239 @@
+import CRunLoopShims
+
+// The "Do" steps of a pass: observers (O4), sources0 (S2), one port event (S8), timers (T4, T5),
+// plus the callout wrapper that feeds the event sink and interceptor.
+
+extension Loop {
+    // MARK: Events and callouts
+
+    @inline(__always)
+    func emit(_ kind: LoopEvent.Kind, _ label: String, _ mode: Loop.Mode) {
+        if let sink = eventSink {
+            sink.loop(self, emitted: LoopEvent(kind: kind, label: label, mode: mode,
+                                               pass: passCount, time: clock.now))
+        }
+    }
+
+    /// Every callout goes through here: interceptor, sink, then the item's code (lock released).
+    @inline(__always)
+    func callOut(_ kind: LoopEvent.Callout, _ label: String, _ mode: Loop.Mode, _ body: () -> Void) {
+        let interceptor = calloutInterceptor
+        interceptor?.willCallOut(kind, label: label, loop: self)
+        emit(.calloutBegin(kind), label, mode)
+        body()
+        emit(.calloutEnd(kind), label, mode)
+        interceptor?.didCallOut(kind, label: label, loop: self)
+    }
+
+    // Named frames, like CF's `__CFRUNLOOP_IS_CALLING_OUT_TO_…__` (A1), so backtraces show
+    // which kind of callout is running.
+
+    @inline(never)
+    func __RLK_IS_CALLING_OUT_TO_AN_OBSERVER__(_ observer: LoopObserver, _ activity: Loop.Activity) {
+        observer.callout(observer, activity)
+    }
+
+    @inline(never)
+    func callOutToBlock(_ block: PendingBlock, _ mode: Loop.Mode) {
+        callOut(.block, block.label, mode) { __RLK_IS_CALLING_OUT_TO_A_BLOCK__(block.work) }
+    }
+
+    @inline(never)
+    func __RLK_IS_CALLING_OUT_TO_A_BLOCK__(_ work: @Sendable () -> Void) { work() }
+
+    @inline(never)
+    func __RLK_IS_CALLING_OUT_TO_A_SOURCE0_PERFORM__(_ source: LoopSource) { source.perform() }
+
+    @inline(never)
+    func __RLK_IS_CALLING_OUT_TO_A_SOURCE1_PERFORM__(_ port: LoopPortSource, _ message: LoopPortSource.Message) {
+        port.handler(message)
+    }
+
+    @inline(never)
+    func __RLK_IS_CALLING_OUT_TO_AN_FD_SOURCE__(_ source: LoopFileSource, _ events: LoopFileSource.Events) {
+        source.handler(events)
+    }
+
+    @inline(never)
+    func __RLK_IS_CALLING_OUT_TO_A_TIMER__(_ timer: LoopTimer) { timer.callout(timer) }
+
+    @inline(never)
+    func callOutToMainQueue(_ mode: Loop.Mode) {
+        callOut(.mainQueue, "mainQueue", mode) { __RLK_IS_SERVICING_THE_MAIN_DISPATCH_QUEUE__() }
+    }
+
+    @inline(never)
+    func __RLK_IS_SERVICING_THE_MAIN_DISPATCH_QUEUE__() { rlk_dispatch_main_queue_drain() }
+
+    // MARK: Observers (O4, O5)
+
+    /// Notifies `activity` if the mode's mask has it (O3 gate), calling a snapshot of the
+    /// matching, valid, non-firing observers in order.
+    @inline(__always)
+    func notify(_ activity: Loop.Activity, _ state: ModeState, _ frame: RunFrame) {
+        guard state.observerMask.load(ordering: .relaxed) & activity.rawValue != 0 else { return }
+        doObservers(activity, state, frame)
+    }
+
+    func doObservers(_ activity: Loop.Activity, _ state: ModeState, _ frame: RunFrame) {
+        // O4: collect under the lock…
+        lock.lock()
+        for observer in state.observers where observer.activities.rawValue & activity.rawValue != 0 {
+            let eligible = observer.core.lock.withLock { observer.core.valid && !observer.firing }
+            if eligible { frame.observerScratch.append(observer) }
+        }
+        lock.unlock()
+        emit(.activity(activity), activity.shortName, state.mode)
+        // …then call each with the lock released.
+        var index = 0
+        while index < frame.observerScratch.count {
+            let observer = frame.observerScratch[index]
+            index += 1
+            let invalidateAfter: Bool? = observer.core.lock.withLock {
+                guard observer.core.valid else { return nil }  // invalidated by an earlier callout (O5)
+                observer.firing = true
+                return !observer.repeats
+            }
+            guard let invalidateAfter else { continue }
+            callOut(.observer, observer.label, state.mode) {
+                __RLK_IS_CALLING_OUT_TO_AN_OBSERVER__(observer, activity)
+            }
+            if invalidateAfter { observer.invalidate() }  // O5: a one-shot observer fires once
+            observer.core.lock.withLock { observer.firing = false }
+        }
+        frame.observerScratch.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: Sources0 (S2, S4)
+
+    /// Performs the signalled sources in (order, signal stamp) order; with `stopAfterHandle`
+    /// only the first. Returns whether any was performed — ORed as CF-1153 does, not SCF's
+    /// last-one-wins (S4).
+    func doSources0(_ state: ModeState, _ frame: RunFrame, stopAfterHandle: Bool) -> Bool {
+        lock.lock()
+        for source in state.sources0 {
+            let stamp = source.core.lock.withLock { source.core.valid ? source.signalStamp : 0 }
+            if stamp != 0 { frame.sourceScratch.append(Source0Pick(source: source, order: source.order, stamp: stamp)) }
+        }
+        lock.unlock()
+        if frame.sourceScratch.isEmpty { return false }
+        sortPicks(&frame.sourceScratch)
+
+        var handled = false
+        var index = 0
+        while index < frame.sourceScratch.count {
+            let source = frame.sourceScratch[index].source
+            index += 1
+            // S2: still signalled? clear before the perform; perform only if still valid.
+            let perform = source.core.lock.withLock { () -> Bool in
+                guard source.signalStamp != 0 else { return false }
+                source.signalStamp = 0
+                return source.core.valid
+            }
+            guard perform else { continue }
+            callOut(.source0, source.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_SOURCE0_PERFORM__(source) }
+            handled = true  // S4: OR, never reset
+            if stopAfterHandle { break }
+        }
+        frame.sourceScratch.removeAll(keepingCapacity: true)
+        return handled
+    }
+
+    /// Insertion sort by (order, stamp): stable, in place, allocation-free for the usual few.
+    private func sortPicks(_ picks: inout [Source0Pick]) {
+        guard picks.count > 1 else { return }
+        for i in 1..<picks.count {
+            let pick = picks[i]
+            var j = i
+            while j > 0 && (picks[j - 1].order, picks[j - 1].stamp) > (pick.order, pick.stamp) {
+                picks[j] = picks[j - 1]
+                j -= 1
+            }
+            picks[j] = pick
+        }
+    }
+
+    // MARK: Source1: one port or fd event (S8, L-c)
+
+    /// Handles the port or fd source behind `token`; returns whether it counts as handled.
+    func doSource1(token: UInt64, ready: UInt32, _ state: ModeState) -> Bool {
+        lock.lock()
+        let port = state.ports[token]
+        let file = port == nil ? state.files[token] : nil
+        lock.unlock()
+        if let port {
+            guard let message = port.takeOne() else { return false }
+            callOut(.source1, port.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_SOURCE1_PERFORM__(port, message) }
+            return true
+        }
+        if let file, file.isValid {
+            let events = LoopFileSource.Events(rawValue: ready & (file.events.rawValue | 4))
+            callOut(.fileSource, file.label, state.mode) { __RLK_IS_CALLING_OUT_TO_AN_FD_SOURCE__(file, events) }
+            return true
+        }
+        // SCF logs "…returned NULL…" here; a port removed during the wait is simply skipped.
+        return false
+    }
+
+    // MARK: Timers (T4, T5)
+
+    /// Fires every valid, non-firing timer due at `now`, in fire-date order (T4).
+    func doTimers(_ state: ModeState, _ frame: RunFrame) {
+        let now = clock.now
+        lock.lock()
+        for timer in state.timers {
+            let (date, eligible) = timer.core.lock.withLock {
+                (timer.fireDate, timer.core.valid && !timer.firing)
+            }
+            if date > now { break }
+            if eligible { frame.timerScratch.append(timer) }
+        }
+        lock.unlock()
+        var index = 0
+        while index < frame.timerScratch.count {
+            let timer = frame.timerScratch[index]
+            index += 1
+            doTimer(timer, state, limit: now)
+        }
+        frame.timerScratch.removeAll(keepingCapacity: true)
+        lock.withLock { state.rearm(waiting: false) }
+    }
+
+    /// T5: fire one timer, then invalidate it (one-shot), keep a date set in the callout, or
+    /// advance it on its original grid past `now`, skipping missed ticks.
+    private func doTimer(_ timer: LoopTimer, _ state: ModeState, limit: LoopInstant) {
+        let started: (old: LoopInstant, oneShot: Bool)? = timer.core.lock.withLock {
+            let mine = timer.core.homes.contains { $0.loop === self }
+            guard timer.core.valid, timer.fireDate <= limit, !timer.firing, mine else { return nil }
+            timer.firing = true
+            timer.rescheduledInCallout = false
+            return (timer.fireDate, timer.intervalNs == 0)
+        }
+        guard let started else { return }
+        // T5.2: re-arm for the next timer while this one fires (it is excluded as firing).
+        lock.withLock { for s in modes.values where s.timers.contains(where: { $0 === timer }) { s.rearm(waiting: false) } }
+        callOut(.timer, timer.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_TIMER__(timer) }
+        if started.oneShot { timer.invalidate() }
+        let stillValid: Bool = timer.core.lock.withLock {
+            timer.firing = false
+            guard timer.core.valid else { return false }
+            if !timer.rescheduledInCallout {
+                // Catch-up coalescing on the original grid (T5.6).
+                let now = clock.now
+                let interval = timer.intervalNs
+                var next = started.old
+                if next <= now {
+                    let missed = (now - next) / interval + 1
+                    let (product, overflow) = missed.multipliedReportingOverflow(by: interval)
+                    next = overflow ? .max : Nanoseconds.add(next, product)
+                } else {
+                    next = Nanoseconds.add(next, interval)
+                }
+                timer.fireDate = next
+            }
+            timer.rescheduledInCallout = false
+            return true
+        }
+        if stillValid { reposition(timer) }
+    }
+}

@@ -1,0 +1,229 @@
+import CRunLoopShims
+
+// Running: CFRunLoopRunSpecific (R1–R6) and the pass loop of __CFRunLoopRun (§3).
+
+extension Loop {
+    /// Runs the loop in `mode` until the timeout, a stop, a handled source (when
+    /// `returnAfterSourceHandled`), or the mode becoming empty (CFRunLoopRunInMode).
+    ///
+    /// Must be called on the loop's own thread. A timeout ≤ 0 makes exactly one polling pass;
+    /// NaN is treated as 0 with a one-time diagnostic.
+    ///
+    /// ```swift
+    /// switch loop.run(mode: .default, timeout: 0.5, returnAfterSourceHandled: true) {
+    /// case .handledSource: print("a source ran")
+    /// case .finished: print("nothing to run in this mode")
+    /// default: break
+    /// }
+    /// ```
+    @discardableResult
+    public func run(mode: Loop.Mode = .default, timeout: Double, returnAfterSourceHandled: Bool = false) -> Loop.RunResult {
+        checkOwnerThread("run(mode:timeout:returnAfterSourceHandled:)")
+        return runSpecific(mode, seconds: timeout, stopAfterHandle: returnAfterSourceHandled)
+    }
+
+    /// Runs the default mode until it is stopped or finished (CFRunLoopRun, R6).
+    ///
+    /// ```swift
+    /// loop.run()   // returns after loop.stop() or when the default mode is empty
+    /// ```
+    public func run() {
+        checkOwnerThread("run()")
+        while true {
+            let result = runSpecific(.default, seconds: 1e10, stopAfterHandle: false)
+            if result == .stopped || result == .finished { return }
+        }
+    }
+
+    /// Runs the default mode until `deadline`, Foundation style (F2): repeated runs that return
+    /// after each handled source; returns early only when the default mode is finished (R7).
+    /// A `stop()` ends the current run, not this call.
+    ///
+    /// ```swift
+    /// loop.run(until: loop.clock.now + 100_000_000)   // 100 ms
+    /// ```
+    public func run(until deadline: LoopInstant) {
+        checkOwnerThread("run(until:)")
+        while true {
+            let now = clock.now
+            guard now < deadline, !isFinished(mode: .default) else { return }
+            runSpecific(.default, seconds: Nanoseconds.seconds(deadline - now), stopAfterHandle: true)
+        }
+    }
+
+    /// Whether running `mode` would return `.finished` at once: the mode is missing or empty
+    /// (R7, `_CFRunLoopFinished`).
+    public func isFinished(mode: Loop.Mode) -> Bool {
+        lock.withLock {
+            guard !tornDown, mode != .common, let state = modes[mode] else { return true }
+            return isEmptyLocked(state)
+        }
+    }
+
+    /// R4, `__CFRunLoopModeIsEmpty`. Observers do not count. Lock held.
+    func isEmptyLocked(_ state: ModeState) -> Bool {
+        // R4a: the main-queue clause (main loop), or its per-loop analogue: a common mode of a
+        // loop whose async queue holds work (so an observer-only mode stays empty, case 1).
+        if isMainLoop {
+            if mainQueueClauseLocked(state) { return false }
+        } else if asyncClauseActiveLocked(state) && !asyncPending.isEmpty {
+            return false
+        }
+        if !state.isEmptyOfItems { return false }  // R4b–d
+        return !hasBlockLocked(for: state)          // R4e
+    }
+
+    /// CFRunLoopRunSpecific.
+    @discardableResult
+    func runSpecific(_ name: Loop.Mode, seconds requested: Double, stopAfterHandle: Bool) -> Loop.RunResult {
+        // R1: the common-modes pseudo-mode cannot be run.
+        if name == .common {
+            Diagnostics.once("run-common-modes",
+                             "invalid mode 'kCFRunLoopCommonModes' provided to Loop.run; returning .finished")
+            return .finished
+        }
+        var seconds = requested
+        if seconds.isNaN {
+            Diagnostics.once("run-nan-timeout", "Loop.run called with a NaN timeout; treated as 0 (one polling pass)")
+            seconds = 0
+        }
+        lock.lock()
+        // R2: a torn-down loop.
+        // R3: look the mode up without creating it; missing or empty → .finished, no Entry/Exit.
+        guard !tornDown, let state = modes[name], !isEmptyLocked(state) else {
+            lock.unlock()
+            return .finished
+        }
+        // R5.1: push fresh per-run data.
+        depth += 1
+        if frames.count == depth { frames.append(RunFrame()) }
+        let frame = frames[depth]
+        frame.stopped = false
+        frame.ignoreWakeUps = false
+        // R5.2
+        let previous = runningMode
+        runningMode = state
+        lock.unlock()
+
+        emit(.runBegin, "", name)
+        notify(.entry, state, frame)                                     // R5.3
+        let result = runPasses(state, frame, seconds, stopAfterHandle)   // R5.4
+        notify(.exit, state, frame)                                      // R5.5: still this mode
+
+        lock.lock()                                                      // R5.6
+        depth -= 1
+        runningMode = previous
+        lock.unlock()
+        emit(.runEnd(result), "", name)
+        return result                                                    // R5.7
+    }
+
+    /// __CFRunLoopRun: the passes of one run, step for step in §3's order.
+    private func runPasses(_ state: ModeState, _ frame: RunFrame, _ seconds: Double,
+                           _ stopAfterHandle: Bool) -> Loop.RunResult {
+        lock.lock()
+        // L0: a stop issued before the first pass (e.g. from an Entry observer, or a sticky
+        // stop(mode:), W2) ends the run at once.
+        if frame.stopped {
+            frame.stopped = false
+            lock.unlock()
+            return .stopped
+        }
+        if state.stopped {
+            state.stopped = false
+            lock.unlock()
+            return .stopped
+        }
+        // L1: the async queue's port, under R4a's condition (-1 = none).
+        let asyncPort = asyncPortForRun(state)
+        lock.unlock()
+
+        // L2: the deadline. ≤ 0 → poll; beyond the interval limit → forever (X5: no timer
+        // needed, the waiter computes its own timeout).
+        let deadline: LoopInstant
+        if seconds <= 0 {
+            deadline = 0
+        } else if seconds <= Nanoseconds.intervalLimitSeconds {
+            deadline = Nanoseconds.add(clock.now, Nanoseconds.from(seconds: seconds))
+        } else {
+            deadline = .max
+        }
+        var didDispatchPortLastTime = true
+
+        while true {
+            // L3
+            _ = passCounter.wrappingAdd(1, ordering: .relaxed)
+            lock.lock()
+            // No L-g: a wake-up still pending here was written by a nested or earlier run (this
+            // run ignores wake-ups from its last wake until now, W3), so it is stale.
+            if wakePending {
+                _ = rlk_eventfd_drain(wakeFD)
+                wakePending = false
+            }
+            frame.ignoreWakeUps = false                                  // W3 (3016)
+            lock.unlock()
+
+            notify(.beforeTimers, state, frame)                          // L-b: only a notification
+            notify(.beforeSources, state, frame)
+            doBlocks(state, frame)                                       // B3 (3026)
+            var handled = doSources0(state, frame, stopAfterHandle: stopAfterHandle)  // S2 (3028)
+            if handled { doBlocks(state, frame) }                        // B3 (3030)
+            let poll = handled || deadline == 0                          // L-a (3033)
+
+            var live = LivePort.none
+            var tookFastPath = false
+            // The async queue fast path (3036): work already waiting is serviced without
+            // BW/AW, but never twice in a row.
+            if asyncPort >= 0 && !didDispatchPortLastTime && asyncReadyNow() {
+                live = .async
+                tookFastPath = true
+            }
+            if !tookFastPath {
+                didDispatchPortLastTime = false                          // (3060)
+                if !poll { notify(.beforeWaiting, state, frame) }        // L-a (3062)
+                lock.withLock { sleeping = true }                        // W4 (3063)
+                if !poll { emit(.sleep, "", state.mode) }
+                live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort)  // (3070-3127)
+                lock.withLock {
+                    sleeping = false                                     // W4
+                    frame.ignoreWakeUps = true                           // W3 (3130)
+                }
+                if !poll {
+                    emit(.wake, "", state.mode)
+                    notify(.afterWaiting, state, frame)                  // L-a (3134)
+                }
+            }
+
+            // HANDLE (3137): exactly one cause per pass (L-c).
+            lock.withLock { frame.ignoreWakeUps = true }
+            switch live {
+            case .none, .wake:
+                break                                                    // (3180)
+            case .timer:
+                doTimers(state, frame)                                   // L-b, T4 (3199)
+            case .async:
+                drainAsyncQueue(state, frame)                            // X4 (3219-3240)
+                handled = true                                           // L-d
+                didDispatchPortLastTime = true
+            case .source(let token, let ready):
+                handled = doSource1(token: token, ready: ready, state) || handled  // S8 (3249)
+            }
+            doBlocks(state, frame)                                       // B3 (3273)
+
+            // Exit checks in CF's order (L-e, 3275-3287); emptiness only now (L-f).
+            if handled && stopAfterHandle { return .handledSource }
+            if deadline <= clock.now { return .timedOut }
+            lock.lock()
+            defer { lock.unlock() }
+            if frame.stopped {
+                frame.stopped = false
+                return .stopped
+            }
+            if state.stopped {
+                state.stopped = false
+                return .stopped
+            }
+            if isEmptyLocked(state) { return .finished }
+        }
+    }
+}

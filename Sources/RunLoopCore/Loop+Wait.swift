@@ -1,0 +1,90 @@
+import CRunLoopShims
+
+/// What ended a wait (SCF's `livePort`).
+enum LivePort {
+    case none
+    case wake
+    case timer
+    case async
+    case source(token: UInt64, ready: UInt32)
+}
+
+extension Loop {
+    /// The waiter: sleeps on the mode's epoll set until a port is ready, the mode's timer is
+    /// due or the run's deadline passes, and reports ONE cause (L-c).
+    ///
+    /// - Real clock: one epoll wait with the run's remaining time as timeout; the mode's
+    ///   timerfd (armed at its deadline, T3) is in the set, so timers added or moved by other
+    ///   threads during the wait still wake it on time.
+    /// - Virtual clock: poll the set with a zero timeout; if nothing is ready, jump the clock to
+    ///   the earliest deadline (mode timer or run timeout); with no deadline at all, block on
+    ///   the real descriptors (another thread's wake-up, port message, fd, or a timer added —
+    ///   which pokes the mode's descriptor so the jump is recomputed).
+    ///
+    /// A due timer wins over other ready descriptors; those stay ready (level-triggered) for
+    /// the next pass. Stale readiness (a timer descriptor whose deadline moved) is consumed here
+    /// and never surfaces as a wake with nothing to do (no L-g).
+    func wait(_ state: ModeState, poll: Bool, until deadline: LoopInstant, asyncPort: Int32) -> LivePort {
+        if asyncPort >= 0 { _ = rlk_epoll_add(state.epollFD, asyncPort, 1, WaitToken.async, 0) }  // L1 (3070)
+        defer { if asyncPort >= 0 { _ = rlk_epoll_remove(state.epollFD, asyncPort) } }          // (3127)
+        var token: UInt64 = 0
+        var ready: UInt32 = 0
+        var blockOnDescriptors = false
+        while true {
+            let timeout: Int64
+            if poll {
+                timeout = 0
+            } else if virtualClock != nil {
+                timeout = blockOnDescriptors ? -1 : 0
+            } else if deadline == .max {
+                timeout = -1
+            } else {
+                let now = clock.now
+                timeout = deadline > now ? Int64(clamping: deadline - now) : 0
+            }
+            let count = rlk_epoll_wait_ns(state.epollFD, &token, &ready, 1, timeout)
+            if count > 0 {
+                switch token {
+                case WaitToken.wake:
+                    lock.withLock {
+                        _ = rlk_eventfd_drain(wakeFD)
+                        wakePending = false
+                    }
+                    return timerDue(state) ? .timer : .wake
+                case WaitToken.timer:
+                    _ = rlk_eventfd_drain(state.timerFD)  // a timerfd reads like an eventfd
+                    if timerDue(state) { return .timer }
+                    blockOnDescriptors = false  // stale, or a virtual deadline moved: recompute
+                    continue
+                case WaitToken.async:
+                    if timerDue(state) { return .timer }
+                    if isMainLoop { _ = rlk_eventfd_drain(asyncPort) }  // X1: acknowledge libdispatch's poke
+                    return .async
+                default:
+                    if timerDue(state) { return .timer }
+                    return .source(token: token, ready: ready)
+                }
+            }
+            if timerDue(state) { return .timer }
+            if poll { return .none }
+            if let virtualClock {
+                if blockOnDescriptors { continue }
+                let target = min(lock.withLock { state.armedDeadline }, deadline)
+                if target == .max {
+                    blockOnDescriptors = true
+                    continue
+                }
+                virtualClock.advance(to: target)
+                return timerDue(state) ? .timer : .none
+            }
+            if clock.now >= deadline { return .none }  // the run's timeout (X5)
+            // woke early (EINTR, rounding): wait for the rest
+        }
+    }
+
+    @inline(__always)
+    func timerDue(_ state: ModeState) -> Bool {
+        let deadline = lock.withLock { state.armedDeadline }
+        return deadline != .max && deadline <= clock.now
+    }
+}

@@ -1,0 +1,284 @@
+import CRunLoopShims
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A run loop with CFRunLoop's semantics (see `Docs/RunLoop.md` and the rule ids in comments).
+///
+/// Each thread has one loop (`Loop.current`), created on first use and torn down when the
+/// thread exits. A loop can only be run on its own thread; adding and removing items,
+/// signalling, `perform`, `async`, `stop` and `wakeUp` are thread-safe.
+///
+/// ```swift
+/// let loop = Loop.current
+/// let source = LoopSource(label: "work") { print("performed") }
+/// loop.add(source, mode: .default)
+/// source.signal()
+/// let result = loop.run(mode: .default, timeout: 1, returnAfterSourceHandled: true)
+/// // result == .handledSource
+/// ```
+public final class Loop: @unchecked Sendable {
+    // Thread-safety: every `var` below is guarded by `lock`, except the ones marked
+    // "loop thread", which only the owning thread touches (the run functions are confined to
+    // it by a precondition), and `eventSink` / `calloutInterceptor` (see their docs).
+
+    let lock = Lock()
+    /// The loop's clock: real monotonic time, or a virtual clock whose waits jump.
+    public let clock: LoopClock
+    let virtualClock: VirtualClock?
+    let owner: pthread_t
+    let ownerTID: Int64
+    let ownerName: String
+    /// The main thread's loop: the async queue is `DispatchQueue.main` (R4a).
+    let isMainLoop: Bool
+    /// Registry loops are torn down at thread exit (W6); detached loops at deinit.
+    let isRegistered: Bool
+
+    /// CF's `_wakeUpPort`: an eventfd in every mode's epoll set.
+    private(set) var wakeFD: Int32
+    /// The wake eventfd was written and not yet read; lets a pass skip the read otherwise.
+    var wakePending = false
+    var modes: [Loop.Mode: ModeState] = [:]
+    var modeOrder: [Loop.Mode] = []
+    var commonModeNames: Set<Loop.Mode> = [.default]  // M2
+    var commonItems = CommonItems()
+    var blocks: [PendingBlock] = []
+    /// frames[0] is the base per-run data with `ignoreWakeUps` set (W3: wake-ups are ignored
+    /// when the loop is not running); each run pushes frames[depth] (R5).
+    var frames: [RunFrame]
+    var depth = 0
+    var runningMode: ModeState?
+    var sleeping = false
+    var tornDown = false
+    /// Non-main loops: the async queue (an eventfd readable while `asyncPending` is non-empty).
+    var asyncFD: Int32 = -1
+    var asyncPending: [AsyncWork] = []
+    /// Depth of async-queue drains in progress (CF's `__CFTSDKeyIsInGCDMainQ`; only the owner
+    /// thread drains, so a per-loop counter is that thread's flag).
+    var insideAsyncDrain = 0
+    /// Main loop: libdispatch's main-queue eventfd, fetched on first need (loop thread).
+    var dispatchFD: Int32 = -1
+    let passCounter = Atomic<UInt64>(0)
+
+    /// Receives every activity and callout (see ``LoopEvent``). Costs one branch when nil.
+    /// Set it before running the loop or from the loop's own thread.
+    ///
+    /// ```swift
+    /// loop.eventSink = myRecorder
+    /// ```
+    public var eventSink: LoopEventSink?
+
+    /// Wraps every callout (per-callout pools, flush-if-too-late). Costs one branch when nil.
+    /// Set it before running the loop or from the loop's own thread.
+    public var calloutInterceptor: LoopCalloutInterceptor?
+
+    /// Passes of the run function (`__CFRunLoopRun`'s loop) made so far.
+    public var passCount: UInt64 { passCounter.load(ordering: .relaxed) }
+
+    /// A detached loop bound to the calling thread, on the given clock (tests, scenarios).
+    /// `Loop.current` on this thread is unaffected.
+    ///
+    /// ```swift
+    /// let clock = VirtualClock()
+    /// let loop = Loop(clock: clock)
+    /// ```
+    public convenience init(clock: LoopClock) {
+        self.init(clock: clock, owner: pthread_self(), ownerTID: rlk_gettid(), registered: false,
+                  isMain: false)
+    }
+
+    init(clock: LoopClock, owner: pthread_t, ownerTID: Int64, registered: Bool, isMain: Bool) {
+        self.clock = clock
+        self.virtualClock = clock as? VirtualClock
+        self.owner = owner
+        self.ownerTID = ownerTID
+        self.ownerName = Loop.threadName(owner)
+        self.isRegistered = registered
+        self.isMainLoop = isMain
+        let fd = rlk_eventfd_create()
+        precondition(fd >= 0, "Loop: eventfd failed (errno \(errno)); the process is out of file descriptors")
+        wakeFD = fd
+        let base = RunFrame()
+        base.ignoreWakeUps = true
+        frames = [base]
+        if !isMain {
+            asyncFD = rlk_eventfd_create()
+            precondition(asyncFD >= 0, "Loop: eventfd failed (errno \(errno)); the process is out of file descriptors")
+        }
+        _ = modeStateLocked(.default, create: true)  // M2: the default mode exists from the start
+    }
+
+    deinit {
+        if !tornDown { closeDescriptorsLocked() }
+    }
+
+    // MARK: Modes
+
+    /// The mode of the innermost run, or nil when the loop is not running.
+    public var currentMode: Loop.Mode? { lock.withLock { runningMode?.mode } }
+
+    /// Every mode created so far, in creation order (modes are never removed, M1).
+    public var allModes: [Loop.Mode] { lock.withLock { modeOrder } }
+
+    /// The common modes; initially `[.default]` (M2).
+    public var commonModes: Set<Loop.Mode> { lock.withLock { commonModeNames } }
+
+    /// Makes `mode` common: it receives every item added to `.common`, now and later (M4).
+    /// There is no way to make a mode uncommon again.
+    ///
+    /// ```swift
+    /// loop.addCommonMode(.tracking)
+    /// ```
+    public func addCommonMode(_ mode: Loop.Mode) {
+        guard mode != .common else { return }
+        var scheduled: [(LoopSource, Loop.Mode)] = []
+        lock.withLock {
+            guard !tornDown, !commonModeNames.contains(mode) else { return }
+            commonModeNames.insert(mode)
+            guard !commonItems.isEmpty else { return }
+            let state = modeStateLocked(mode, create: true)!
+            let items = commonItems
+            for s in items.sources0 where addLocked(s, to: state) { scheduled.append((s, mode)) }
+            for o in items.observers { addLocked(o, to: state) }
+            for t in items.timers { addLocked(t, to: state) }
+            for p in items.ports { addLocked(p, to: state) }
+            for f in items.files { addLocked(f, to: state) }
+        }
+        for (source, m) in scheduled { source.scheduleCallout?(self, m) }
+    }
+
+    /// The mode's state, created if asked (M1). Lock held.
+    func modeStateLocked(_ mode: Loop.Mode, create: Bool) -> ModeState? {
+        if let state = modes[mode] { return state }
+        guard create, !tornDown, mode != .common else { return nil }
+        let state = ModeState(mode: mode, wakeFD: wakeFD, virtualClock: virtualClock != nil)
+        modes[mode] = state
+        modeOrder.append(mode)
+        return state
+    }
+
+    // MARK: Stop and wake-up (W1–W4)
+
+    /// Stops the innermost run (W1); a no-op when the loop is not running. Any thread.
+    ///
+    /// ```swift
+    /// DispatchQueue.global().async { loop.stop() }
+    /// ```
+    public func stop() {
+        let running = lock.withLock { () -> Bool in
+            guard runningMode != nil else { return false }
+            frames[depth].stopped = true
+            return true
+        }
+        if running { wakeUp() }
+    }
+
+    /// Stops the next run of `mode` — now, if it is running, or the next one otherwise (W2:
+    /// sticky until consumed). Creates the mode. Any thread.
+    public func stop(mode: Loop.Mode) {
+        let known = lock.withLock { () -> Bool in
+            guard let state = modeStateLocked(mode, create: true) else { return false }
+            state.stopped = true
+            return true
+        }
+        if known { wakeUp() }
+    }
+
+    /// Wakes the loop if it is sleeping or about to sleep (W3). Ignored when the loop is not
+    /// running and between a wake and the start of the next pass. Any thread.
+    ///
+    /// ```swift
+    /// source.signal(); loop.wakeUp()
+    /// ```
+    public func wakeUp() {
+        lock.withLock {
+            guard !tornDown, !frames[depth].ignoreWakeUps else { return }
+            _ = rlk_eventfd_signal(wakeFD)
+            wakePending = true
+        }
+    }
+
+    /// True while the loop is in its wait (after BW, before AW), including a polling wait (W4).
+    public var isWaiting: Bool { lock.withLock { sleeping } }
+
+    // MARK: Thread confinement
+
+    func checkOwnerThread(_ function: String) {
+        guard pthread_equal(pthread_self(), owner) == 0 else { return }
+        let tid = rlk_gettid()
+        let name = Loop.threadName(pthread_self())
+        preconditionFailure(
+            "Loop.\(function) called on thread \(tid) '\(name)', but this loop belongs to thread \(ownerTID) '\(ownerName)'. A loop can only be run by its own thread; use Loop.current there.")
+    }
+
+    static func threadName(_ thread: pthread_t) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard rlk_thread_name(UInt(thread), &buffer, buffer.count) == 0 else { return "?" }
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    // MARK: Teardown (W6)
+
+    /// Closes every descriptor. Lock held or object unreachable.
+    func closeDescriptorsLocked() {
+        for state in modes.values { state.closeDescriptors() }
+        if wakeFD >= 0 { close(wakeFD); wakeFD = -1 }
+        if asyncFD >= 0 { close(asyncFD); asyncFD = -1 }
+        tornDown = true
+    }
+}
+
+/// Items added to `.common` (CF's `_commonModeItems`).
+struct CommonItems {
+    var observers: [LoopObserver] = []
+    var sources0: [LoopSource] = []
+    var ports: [LoopPortSource] = []
+    var files: [LoopFileSource] = []
+    var timers: [LoopTimer] = []
+    var isEmpty: Bool {
+        observers.isEmpty && sources0.isEmpty && ports.isEmpty && files.isEmpty && timers.isEmpty
+    }
+}
+
+/// Per-run data (R5) plus the pass's reusable scratch buffers, one set per nesting depth so a
+/// steady-state pass allocates nothing and a nested run cannot disturb the outer snapshot.
+final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock; scratch: loop thread
+    var stopped = false
+    var ignoreWakeUps = false
+    var observerScratch: [LoopObserver] = []
+    var sourceScratch: [Source0Pick] = []
+    var timerScratch: [LoopTimer] = []
+    var blockScratch: [PendingBlock] = []
+    var asyncScratch: [AsyncWork] = []
+}
+
+struct Source0Pick {
+    let source: LoopSource
+    let order: Int
+    let stamp: UInt64
+}
+
+/// A block waiting for a matching mode (B1).
+struct PendingBlock {
+    enum Target { case one(Loop.Mode), several([Loop.Mode]) }
+    let target: Target
+    let label: String
+    let work: @Sendable () -> Void
+
+    /// B2: the block's mode is the current mode, or `.common` and the current mode is common.
+    func matches(_ mode: Loop.Mode, isCommon: Bool) -> Bool {
+        switch target {
+        case .one(let m): return m == mode || (isCommon && m == .common)
+        case .several(let ms): return ms.contains(mode) || (isCommon && ms.contains(.common))
+        }
+    }
+}
+
+struct AsyncWork {
+    let label: String
+    let work: @Sendable () -> Void
+}

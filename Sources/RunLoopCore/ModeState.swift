@@ -1,0 +1,108 @@
+import CRunLoopShims
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Reserved epoll tokens; items use their `ItemCore.id` (≥ 16).
+enum WaitToken {
+    static let wake: UInt64 = 0
+    static let timer: UInt64 = 1
+    static let async: UInt64 = 2
+}
+
+/// One mode of one loop (SCF's `__CFRunLoopMode`): its items, its stop flag, its timer
+/// deadline and the epoll set a run in this mode waits on.
+///
+/// The epoll set holds the loop's wake eventfd, the mode's timer descriptor and every port and
+/// fd source of the mode; the async queue's descriptor joins only for a wait (L1). On a real
+/// clock the timer descriptor is a timerfd armed at the mode's deadline (T3); on a virtual
+/// clock it is an eventfd poked when the deadline changes during a wait, so the waiter can
+/// recompute how far to jump.
+final class ModeState: @unchecked Sendable {  // every var is guarded by the owning loop's lock
+    let mode: Loop.Mode
+    /// `stop(mode:)` is sticky until a run of this mode consumes it (W2).
+    var stopped = false
+    var sources0: [LoopSource] = []
+    var ports: [UInt64: LoopPortSource] = [:]
+    var files: [UInt64: LoopFileSource] = [:]
+    /// Sorted by `order`, ties in insertion order (O1).
+    var observers: [LoopObserver] = []
+    /// Sorted by fire date, ties in insertion order (T2).
+    var timers: [LoopTimer] = []
+    /// OR of every activity ever observed in this mode; never cleared (O3). Atomic so the pass
+    /// can test it without the lock.
+    let observerMask = Atomic<UInt32>(0)
+    /// When the mode's timer descriptor fires (`.max` = disarmed): the earliest hard deadline
+    /// (fire date + effective tolerance) of its non-firing timers (T3, T8).
+    var armedDeadline: LoopInstant = .max
+    let epollFD: Int32
+    let timerFD: Int32
+    let virtualClock: Bool
+
+    init(mode: Loop.Mode, wakeFD: Int32, virtualClock: Bool) {
+        self.mode = mode
+        self.virtualClock = virtualClock
+        epollFD = rlk_epoll_create()
+        timerFD = virtualClock ? rlk_eventfd_create() : rlk_timerfd_create()
+        precondition(epollFD >= 0 && timerFD >= 0,
+                     "Loop: cannot create the descriptors of mode '\(mode.name)' (errno \(errno)); the process is out of file descriptors")
+        _ = rlk_epoll_add(epollFD, wakeFD, 1, WaitToken.wake, 0)
+        _ = rlk_epoll_add(epollFD, timerFD, 1, WaitToken.timer, 0)
+    }
+
+    /// Closes the mode's descriptors (loop teardown).
+    func closeDescriptors() {
+        close(epollFD)
+        close(timerFD)
+    }
+
+    var isEmptyOfItems: Bool {
+        sources0.isEmpty && ports.isEmpty && files.isEmpty && timers.isEmpty
+    }
+
+    /// Re-arms the timer descriptor for the earliest deadline (T3). Called with the loop's lock
+    /// held whenever a timer joins, leaves, moves, starts or stops firing. `waiting` tells a
+    /// virtual waiter to recompute its jump.
+    func rearm(waiting: Bool) {
+        var hard = LoopInstant.max
+        for timer in timers {
+            let (date, tolerance, skip) = timer.core.lock.withLock {
+                (timer.fireDate, timer.effectiveToleranceNsLocked, timer.firing || !timer.core.valid)
+            }
+            if skip { continue }
+            if date > hard { break }  // sorted: later soft deadlines cannot lower `hard`
+            hard = min(hard, Nanoseconds.add(date, tolerance))
+        }
+        guard hard != armedDeadline else { return }
+        armedDeadline = hard
+        if virtualClock {
+            if waiting { _ = rlk_eventfd_signal(timerFD) }
+        } else {
+            // Re-arming also resets an expired, unread timerfd, so it never wakes a wait for a
+            // deadline that no longer exists (no L-g).
+            _ = rlk_timerfd_arm(timerFD, hard == .max ? 0 : max(hard, 1))
+        }
+    }
+
+    /// Inserts `timer` after every timer firing at or before its date (T2). Lock held.
+    func insertSorted(_ timer: LoopTimer) {
+        let date = timer.core.lock.withLock { timer.fireDate }
+        var low = 0, high = timers.count
+        while low < high {
+            let mid = (low + high) / 2
+            let other = timers[mid].core.lock.withLock { timers[mid].fireDate }
+            if other <= date { low = mid + 1 } else { high = mid }
+        }
+        timers.insert(timer, at: low)
+    }
+
+    /// Inserts `observer` after the last observer with `order <= observer.order` (O1). Lock held.
+    func insertSorted(_ observer: LoopObserver) {
+        var index = observers.count
+        while index > 0 && observers[index - 1].order > observer.order { index -= 1 }
+        observers.insert(observer, at: index)
+    }
+}

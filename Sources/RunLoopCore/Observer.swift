@@ -1,0 +1,94 @@
+/// Observes a loop's activities (O1–O6).
+///
+/// Observers in a mode are called in ascending `order`, ties in insertion order. A
+/// non-repeating observer fires once and is then invalidated. An observer belongs to one loop
+/// (it may be in several of its modes); adding it to another loop is ignored.
+///
+/// ```swift
+/// let observer = LoopObserver(activities: [.beforeWaiting, .exit], order: 2_000_000, label: "commit") { _, activity in
+///     print("commit at", activity.cfName)
+/// }
+/// Loop.current.add(observer, mode: .common)
+/// ```
+public final class LoopObserver: @unchecked Sendable {  // mutable state is guarded by core.lock
+    public let activities: Loop.Activity
+    public let repeats: Bool
+    public let order: Int
+    public let label: String
+    let callout: (LoopObserver, Loop.Activity) -> Void
+    let core = ItemCore(allowsSeveralLoops: false)
+    /// Set while its callout runs, so a nested run does not re-enter it (O5).
+    var firing = false
+
+    public init(activities: Loop.Activity, repeats: Bool = true, order: Int = 0, label: String = "observer",
+                _ callout: @escaping (LoopObserver, Loop.Activity) -> Void) {
+        self.activities = activities
+        self.repeats = repeats
+        self.order = order
+        self.label = label
+        self.callout = callout
+    }
+
+    /// False after `invalidate()` (or after a non-repeating observer fired).
+    public var isValid: Bool { core.isValid }
+
+    /// Stops the observer for good and removes it from every mode of its loop (O6).
+    public func invalidate() {
+        guard let loops = core.invalidate() else { return }
+        for loop in loops { loop.purge(self) }
+    }
+}
+
+/// A version-0 source: signalled by hand, performed by the loop (S1–S6).
+///
+/// `signal()` does not wake the loop (S1): call `wakeUp()` on the loop afterwards when it may be
+/// sleeping. Signalled sources run in ascending `order`, ties in signal order (S2).
+///
+/// ```swift
+/// let source = LoopSource(label: "reload") { print("perform") }
+/// loop.add(source, mode: .default)
+/// source.signal(); loop.wakeUp()
+/// ```
+public final class LoopSource: @unchecked Sendable {  // mutable state is guarded by core.lock
+    public let order: Int
+    public let label: String
+    let scheduleCallout: ((Loop, Loop.Mode) -> Void)?
+    let cancelCallout: ((Loop, Loop.Mode) -> Void)?
+    let perform: () -> Void
+    let core = ItemCore(allowsSeveralLoops: true)
+    /// 0 when not signalled; otherwise the stamp of the first signal (S1: first signal wins).
+    var signalStamp: UInt64 = 0
+
+    /// - Parameters:
+    ///   - schedule: called (on the adding thread, no lock held) for each concrete mode it joins (S5).
+    ///   - cancel: called for each concrete mode it leaves, by removal or invalidation (S5, S6).
+    ///   - perform: called on the loop's thread when the loop services the signalled source.
+    public init(order: Int = 0, label: String = "source0",
+                schedule: ((Loop, Loop.Mode) -> Void)? = nil, cancel: ((Loop, Loop.Mode) -> Void)? = nil,
+                perform: @escaping () -> Void) {
+        self.order = order
+        self.label = label
+        self.scheduleCallout = schedule
+        self.cancelCallout = cancel
+        self.perform = perform
+    }
+
+    /// Marks the source signalled (S1). Thread-safe; ignored when invalid; no wake-up.
+    public func signal() {
+        core.lock.withLock {
+            if core.valid && signalStamp == 0 { signalStamp = Sequence.signalStamp() }
+        }
+    }
+
+    /// Whether the source is signalled and not yet performed.
+    public var isSignalled: Bool { core.lock.withLock { signalStamp != 0 } }
+
+    public var isValid: Bool { core.isValid }
+
+    /// Clears valid and signalled and removes the source from every loop and mode, calling
+    /// `cancel` for each mode (S6).
+    public func invalidate() {
+        guard let loops = core.invalidate(also: { signalStamp = 0 }) else { return }
+        for loop in loops { loop.purge(self) }
+    }
+}

@@ -1,0 +1,145 @@
+import CRunLoopShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A version-1 source: a message port between threads (what NSMachPort / CFMessagePort give
+/// on Darwin).
+///
+/// Any thread may `send`; the handler receives each message, in order, on the loop's thread.
+/// A pending message wakes a sleeping loop. The loop handles one port event — one message —
+/// per pass (L-c); handling it counts as a handled source.
+///
+/// Internally a port is an eventfd (readable while messages are queued) and a locked FIFO.
+///
+/// ```swift
+/// let port = LoopPortSource(label: "commands") { message in
+///     if case .bytes(let b) = message { print("got", b) }
+/// }
+/// loop.add(port, mode: .default)
+/// port.send([1, 2, 3])          // from any thread
+/// ```
+public final class LoopPortSource: @unchecked Sendable {  // queue and validity guarded by core.lock
+    /// A message: raw bytes or any sendable value.
+    public enum Message: Sendable {
+        case bytes([UInt8])
+        case value(any Sendable)
+    }
+
+    public let order: Int
+    public let label: String
+    let handler: (Message) -> Void
+    let core = ItemCore(allowsSeveralLoops: false)
+    /// Readable exactly while `queue` holds undelivered messages.
+    let fd: Int32
+    private var queue: [Message] = []
+    private var head = 0
+
+    public init(order: Int = 0, label: String = "source1", handler: @escaping (Message) -> Void) {
+        self.order = order
+        self.label = label
+        self.handler = handler
+        let fd = rlk_eventfd_create()
+        precondition(fd >= 0, "LoopPortSource: eventfd failed (errno \(errno)); the process is out of file descriptors")
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Queues bytes for the handler. Any thread; wakes the loop. Ignored once invalid.
+    public func send(_ bytes: [UInt8]) { enqueue(.bytes(bytes)) }
+
+    /// Queues a value for the handler. Any thread; wakes the loop. Ignored once invalid.
+    public func send(value: any Sendable) { enqueue(.value(value)) }
+
+    /// Messages queued and not yet delivered.
+    public var pendingCount: Int { core.lock.withLock { queue.count - head } }
+
+    public var isValid: Bool { core.isValid }
+
+    /// Drops pending messages and removes the port from its loop.
+    public func invalidate() {
+        guard let loops = core.invalidate(also: {
+            queue.removeAll()
+            head = 0
+            _ = rlk_eventfd_drain(fd)
+        }) else { return }
+        for loop in loops { loop.purge(self) }
+    }
+
+    private func enqueue(_ message: Message) {
+        core.lock.withLock {
+            guard core.valid else { return }
+            queue.append(message)
+            if queue.count - head == 1 { _ = rlk_eventfd_signal(fd) }
+        }
+    }
+
+    /// The next message, keeping the eventfd readable while more remain.
+    func takeOne() -> Message? {
+        core.lock.withLock {
+            guard core.valid, head < queue.count else { return nil }
+            let message = queue[head]
+            head += 1
+            if head == queue.count {
+                queue.removeAll(keepingCapacity: true)
+                head = 0
+                _ = rlk_eventfd_drain(fd)
+            } else if head >= 64 && head * 2 >= queue.count {
+                queue.removeFirst(head)
+                head = 0
+            }
+            return message
+        }
+    }
+}
+
+/// Watches a file descriptor (socket, pipe, eventfd…) for readiness and calls the handler on
+/// the loop's thread. The loop never reads or writes the descriptor: the handler does (unlike
+/// CF on Linux, which reads 8 bytes from a version-1 source's fd).
+///
+/// Readiness is level-triggered: while the fd stays ready, every pass that waits reports it
+/// again, one fd event per pass (L-c), and counts as a handled source.
+///
+/// ```swift
+/// let reader = LoopFileSource(fd: socket, events: .readable, label: "socket") { events in
+///     if events.contains(.readable) { /* read(socket, …) until EAGAIN */ }
+/// }
+/// loop.add(reader, mode: .default)
+/// ```
+public final class LoopFileSource: @unchecked Sendable {  // validity guarded by core.lock
+    /// Readiness kinds.
+    public struct Events: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        public static let readable = Events(rawValue: 1)
+        public static let writable = Events(rawValue: 2)
+        /// Error or hang-up (always reported; not a valid interest by itself).
+        public static let hangUp = Events(rawValue: 4)
+    }
+
+    public let fd: Int32
+    public let events: Events
+    public let order: Int
+    public let label: String
+    let handler: (Events) -> Void
+    let core = ItemCore(allowsSeveralLoops: false)
+
+    public init(fd: Int32, events: Events, order: Int = 0, label: String = "fd", handler: @escaping (Events) -> Void) {
+        self.fd = fd
+        self.events = events
+        self.order = order
+        self.label = label
+        self.handler = handler
+    }
+
+    public var isValid: Bool { core.isValid }
+
+    /// Removes the source from its loop; the descriptor itself is left alone.
+    public func invalidate() {
+        guard let loops = core.invalidate() else { return }
+        for loop in loops { loop.purge(self) }
+    }
+}

@@ -1,0 +1,146 @@
+import CRunLoopShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+// One loop per thread (W5) and its teardown at thread exit (W6).
+
+extension Loop {
+    /// The calling thread's loop, created on first use (W5).
+    ///
+    /// ```swift
+    /// let loop = Loop.current
+    /// loop.perform { print("next pass") }
+    /// ```
+    public static var current: Loop {
+        if let box = pthread_getspecific(LoopRegistry.shared.key) {
+            return Unmanaged<ThreadLoopBox>.fromOpaque(box).takeUnretainedValue().loop
+        }
+        return LoopRegistry.shared.loopForCurrentThread()
+    }
+
+    /// The main thread's loop, from any thread. Its async queue is `DispatchQueue.main`.
+    ///
+    /// ```swift
+    /// Loop.main.performAndWake { print("on the main thread") }
+    /// ```
+    public static var main: Loop { LoopRegistry.shared.mainLoop }
+
+    /// W6: the thread is exiting. Sources are removed (cancel callouts), observers
+    /// invalidated, timers detached without invalidation, pending blocks and async work
+    /// dropped, every descriptor closed.
+    func tearDownAtThreadExit() {
+        lock.lock()
+        guard !tornDown else { lock.unlock(); return }
+        let common = commonItems
+        commonItems = CommonItems()
+        var cancels: [(LoopSource, Loop.Mode)] = []
+        var observers: [LoopObserver] = []
+        for name in modeOrder {
+            let state = modes[name]!
+            for source in state.sources0 {
+                source.core.unbind(self)
+                cancels.append((source, name))
+            }
+            state.sources0.removeAll()
+            for port in state.ports.values { port.core.unbind(self) }
+            state.ports.removeAll()
+            for file in state.files.values { file.core.unbind(self) }
+            state.files.removeAll()
+            for timer in state.timers { timer.core.unbind(self) }
+            state.timers.removeAll()
+            observers.append(contentsOf: state.observers)
+            state.observers.removeAll()
+        }
+        blocks.removeAll()
+        asyncPending.removeAll()
+        closeDescriptorsLocked()
+        lock.unlock()
+        _ = common
+        for (source, name) in cancels { source.cancelCallout?(self, name) }
+        for observer in observers { observer.invalidate() }
+    }
+}
+
+/// What the thread-specific slot holds: the loop, and how many destructor rounds remain
+/// (CF's `__CFTSDKeyRunLoopCntr`), so other thread-exit destructors can still use the loop.
+final class ThreadLoopBox {
+    let loop: Loop
+    var roundsLeft: Int
+    init(loop: Loop, roundsLeft: Int) {
+        self.loop = loop
+        self.roundsLeft = roundsLeft
+    }
+}
+
+/// The process-wide table thread → loop (CF's `__CFRunLoops`).
+final class LoopRegistry: @unchecked Sendable {  // `loops` and `main` are guarded by `lock`
+    static let shared = LoopRegistry()
+
+    let key: pthread_key_t
+    private let lock = Lock()
+    private var loops: [UInt: Loop] = [:]
+    private var main: Loop?
+
+    private init() {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { raw in
+            guard let raw else { return }
+            LoopRegistry.threadExiting(raw)
+        }
+        precondition(status == 0, "Loop: pthread_key_create failed (\(status))")
+        self.key = key
+    }
+
+    var mainLoop: Loop {
+        lock.withLock {
+            if let main { return main }
+            let thread = rlk_main_pthread()
+            let loop = Loop(clock: MonotonicClock.shared, owner: thread, ownerTID: Int64(getpid()),
+                            registered: true, isMain: true)
+            loops[UInt(bitPattern: Int(bitPattern: UInt(thread)))] = loop
+            main = loop
+            return loop
+        }
+    }
+
+    func loopForCurrentThread() -> Loop {
+        let thread = pthread_self()
+        let isMain = pthread_equal(thread, rlk_main_pthread()) != 0
+        let loop: Loop
+        if isMain {
+            loop = mainLoop
+        } else {
+            loop = lock.withLock {
+                if let existing = loops[UInt(thread)] { return existing }
+                let created = Loop(clock: MonotonicClock.shared, owner: thread, ownerTID: rlk_gettid(),
+                                   registered: true, isMain: false)
+                loops[UInt(thread)] = created
+                return created
+            }
+        }
+        let box = ThreadLoopBox(loop: loop, roundsLeft: Int(PTHREAD_DESTRUCTOR_ITERATIONS) - 1)
+        pthread_setspecific(key, Unmanaged.passRetained(box).toOpaque())
+        return loop
+    }
+
+    /// The thread-specific destructor: wait for the last round, then tear the loop down.
+    static func threadExiting(_ raw: UnsafeMutableRawPointer) {
+        let box = Unmanaged<ThreadLoopBox>.fromOpaque(raw).takeUnretainedValue()
+        if box.roundsLeft > 1 {
+            box.roundsLeft -= 1
+            pthread_setspecific(shared.key, raw)
+            return
+        }
+        let loop = box.loop
+        Unmanaged<ThreadLoopBox>.fromOpaque(raw).release()
+        if loop.isMainLoop { return }  // the main loop lives as long as the process
+        shared.lock.withLock { _ = shared.loops.removeValue(forKey: UInt(loop.owner)) }
+        loop.tearDownAtThreadExit()
+    }
+
+    /// Loops currently registered (tests).
+    var count: Int { lock.withLock { loops.count } }
+}
