@@ -1,20 +1,20 @@
 import Testing
 
-@Suite struct ScratchCF {
-    @Test func cfShow() {
-        var stats = [String: Int]()
-        for seed in UInt64(1)...60 {
-            let script = ScriptGenerator.make(seed: seed)
-            let a = ScriptRunner.runOnCF(script)
-            if seed <= 3 || (script.usesTimeGrid && stats["grid", default: 0] < 2) {
-                print("SEED \(seed)\n\(script)\n--- (drains \(a.wakeDrains) viol \(a.timingViolation ?? "-"))\n\(Execution.format(a.trace))\n")
+@Suite struct Scratch {
+    @Test func quick() async {
+        let start = ContinuousClock.now
+        let outcomes = await ScriptRunner.differential(firstSeed: 1, count: 2000, workers: 8)
+        var filters = FilterCounts()
+        var bad = 0
+        for o in outcomes {
+            filters = filters + o.comparison.filters
+            if !o.comparison.matches {
+                bad += 1
+                if bad <= 12 { print(TraceComparator.report(script: o.script, cf: o.cf, ours: o.ours, comparison: o.comparison)) }
             }
-            if script.usesTimeGrid { stats["grid", default: 0] += 1 }
-            stats["drains", default: 0] += a.wakeDrains
-            if a.timingViolation != nil { stats["viol", default: 0] += 1 }
-            if a.trace.contains(.s4Marker) { stats["s4", default: 0] += 1 }
-            stats["events", default: 0] += a.trace.count
         }
-        print(stats)
+        print("mismatches \(bad)/\(outcomes.count) retries \(outcomes.map(\.timingRetries).reduce(0,+)) \(filters) in \(ContinuousClock.now - start)")
+        print("bad grid seeds: \(outcomes.filter { !$0.comparison.matches && $0.script.usesTimeGrid }.map(\.script.seed))")
+        print("bad seeds: \(outcomes.filter { !$0.comparison.matches }.map(\.script.seed))")
     }
 }

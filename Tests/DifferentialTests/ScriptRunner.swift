@@ -2,6 +2,7 @@
 // and many scripts in parallel on a few worker threads.
 
 import Foundation
+import Synchronization  // Atomic only; locks are NSLock (Mutex gives false TSan reports)
 
 /// Thread-confined result slot handed from the script thread back to the waiting one; the
 /// semaphore orders the write before the read.
@@ -35,4 +36,86 @@ enum ScriptRunner {
             return interpreter.execution
         }
     }
+
+    /// Executes the script on RunLoopCore's `Loop` (virtual clock) on a fresh thread.
+    static func runOnLoop(_ script: Script) -> Execution {
+        onFreshThread {
+            let interpreter = ScriptInterpreter(script: script)
+            do {
+                interpreter.driver = try CoreLoopDriver(script: script, interpreter: interpreter)
+            } catch {
+                var failed = Execution()
+                failed.timingViolation = "could not build the script's timers: \(error)"
+                return failed
+            }
+            interpreter.runScript()
+            interpreter.driver = nil
+            return interpreter.execution
+        }
+    }
+
+    /// The outcome of one script through both executors.
+    struct Outcome: Sendable {
+        var script: Script
+        var cf: Execution
+        var ours: Execution
+        var comparison: Comparison
+        /// CF runs thrown away because a callout drifted off the time grid (never compared).
+        var timingRetries: Int
+        /// Set when CF could not be run on the grid even after retries.
+        var unreliable: Bool
+    }
+
+    static let maxTimingRetries = 4
+
+    static func differential(_ script: Script) -> Outcome {
+        let ours = runOnLoop(script)
+        var retries = 0
+        var cf = runOnCF(script)
+        while cf.timingViolation != nil && retries < maxTimingRetries {
+            retries += 1
+            cf = runOnCF(script)
+        }
+        let comparison = TraceComparator.compare(cf: cf, ours: ours, allowSpuriousCycles: script.usesTimeGrid)
+        return Outcome(script: script, cf: cf, ours: ours, comparison: comparison, timingRetries: retries,
+                       unreliable: cf.timingViolation != nil)
+    }
+
+    /// Runs `count` generated scripts starting at `firstSeed` on `workers` threads.
+    static func differential(firstSeed: UInt64, count: Int, workers: Int) -> [Outcome] {
+        let next = Atomic<Int>(0)
+        let results = OutcomeCollector()
+        let group = DispatchGroup()
+        for _ in 0..<workers {
+            group.enter()
+            let worker = Thread {
+                while true {
+                    let index = next.add(1, ordering: .relaxed).oldValue
+                    if index >= count { break }
+                    let outcome = differential(ScriptGenerator.make(seed: firstSeed &+ UInt64(index)))
+                    results.append(outcome)
+                }
+                group.leave()
+            }
+            worker.start()
+        }
+        group.wait()
+        return results.all.sorted { $0.script.seed < $1.script.seed }
+    }
+
+    /// The same, awaited without blocking a Swift concurrency thread: the workers are plain threads.
+    static func differential(firstSeed: UInt64, count: Int, workers: Int) async -> [Outcome] {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: differential(firstSeed: firstSeed, count: count, workers: workers)) }
+                .start()
+        }
+    }
+}
+
+/// Outcomes gathered from the worker threads; every access holds `lock`.
+private final class OutcomeCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var outcomes: [ScriptRunner.Outcome] = []
+    func append(_ outcome: ScriptRunner.Outcome) { lock.withLock { outcomes.append(outcome) } }
+    var all: [ScriptRunner.Outcome] { lock.withLock { outcomes } }
 }

@@ -1,0 +1,104 @@
+// Compares a CF trace with ours. The only differences forgiven are the documented divergences
+// of reference §3/§6/§7/§13, each by name and each counted:
+//
+// - L-g  CF's spurious `BT BS BW AW` cycles in which nothing is handled (stale timerfd, leftover
+//        wake-up). Removed from CF's trace only where ours has no such cycle (alignment), and only
+//        when every observer callout in the cycle was free of side effects. Leftover wake-ups
+//        after a run that stopped before its first pass are drained in the CF executor itself
+//        (`Execution.wakeDrains`), also counted under L-g.
+// - S4   SCF returns the handled flag of the LAST collected source0, we OR them (CF-1153). Once a
+//        script reaches the S4 condition (marked `<S4>` by the interpreter) the rest of both
+//        traces is not compared.
+// - T8   tolerance: the scripts never set one, so nothing is filtered (count stays 0).
+// - F4   Foundation's SPI activity values: the CF executor uses CoreFoundation directly, so
+//        nothing is filtered (count stays 0).
+
+struct FilterCounts: Sendable, CustomStringConvertible {
+    var lgCycles = 0
+    var lgWakeDrains = 0
+    var s4Truncations = 0
+    var t8 = 0
+    var f4 = 0
+
+    static func + (a: FilterCounts, b: FilterCounts) -> FilterCounts {
+        FilterCounts(lgCycles: a.lgCycles + b.lgCycles, lgWakeDrains: a.lgWakeDrains + b.lgWakeDrains,
+                     s4Truncations: a.s4Truncations + b.s4Truncations, t8: a.t8 + b.t8, f4: a.f4 + b.f4)
+    }
+
+    var description: String {
+        "L-g: \(lgCycles) spurious cycles removed + \(lgWakeDrains) leftover wake-ups drained; "
+            + "S4: \(s4Truncations) scripts compared up to the S4 point; T8: \(t8); F4: \(f4)"
+    }
+}
+
+struct Comparison: Sendable {
+    var matches: Bool
+    var filters: FilterCounts
+    /// Index in our trace where the first unexplained difference is (nil when matching).
+    var divergenceIndex: Int?
+}
+
+enum TraceComparator {
+    static func compare(cf: Execution, ours: Execution, allowSpuriousCycles: Bool) -> Comparison {
+        var filters = FilterCounts()
+        filters.lgWakeDrains = cf.wakeDrains
+        var cfTrace = cf.trace
+        var ourTrace = ours.trace
+        // S4: compare only up to (and including) the first S4 point of either trace.
+        if let cut = cfTrace.firstIndex(of: .s4Marker) ?? ourTrace.firstIndex(of: .s4Marker) {
+            filters.s4Truncations = 1
+            cfTrace = Array(cfTrace.prefix(cut + 1))
+            ourTrace = Array(ourTrace.prefix(cut + 1))
+        }
+        var i = 0, j = 0
+        while i < cfTrace.count || j < ourTrace.count {
+            if i < cfTrace.count, j < ourTrace.count, cfTrace[i] == ourTrace[j] {
+                i += 1; j += 1
+                continue
+            }
+            // L-g: skip a side-effect-free pass skeleton that only CF has. Only grid scripts can
+            // have a stale timerfd; plain scripts have no source of spurious cycles left (their
+            // leftover wake-ups are drained), so there an extra cycle is a real difference.
+            if allowSpuriousCycles, let end = spuriousCycleEnd(cfTrace, from: i) {
+                filters.lgCycles += 1
+                i = end
+                continue
+            }
+            return Comparison(matches: false, filters: filters, divergenceIndex: j)
+        }
+        return Comparison(matches: true, filters: filters, divergenceIndex: nil)
+    }
+
+    /// If `trace[start...]` begins with `BT BS BW AW` of one mode (tracer events) interleaved only
+    /// with observer callouts that had no actions, returns the index just after the cycle.
+    static func spuriousCycleEnd(_ trace: [TraceEvent], from start: Int) -> Int? {
+        guard start < trace.count, case .activity(let mode, .beforeTimers) = trace[start] else { return nil }
+        let expected: [ScriptActivity] = [.beforeSources, .beforeWaiting, .afterWaiting]
+        var next = 0
+        var k = start + 1
+        while k < trace.count {
+            switch trace[k] {
+            case .observer(_, _, acted: false):
+                k += 1
+            case .activity(let m, let a) where m == mode && next < expected.count && a == expected[next]:
+                next += 1
+                k += 1
+            default:
+                return next == expected.count ? k : nil
+            }
+        }
+        return next == expected.count ? k : nil
+    }
+
+    /// A readable report: the script and both traces, with the point of divergence.
+    static func report(script: Script, cf: Execution, ours: Execution, comparison: Comparison) -> String {
+        var text = "DIFFERENTIAL MISMATCH seed=\(script.seed)\n\(script)\n"
+        text += "--- CFRunLoop (wake drains: \(cf.wakeDrains))\n\(Execution.format(cf.trace))\n"
+        text += "--- Loop\n\(Execution.format(ours.trace))\n"
+        if let j = comparison.divergenceIndex {
+            let context = ours.trace.dropFirst(max(0, j - 6)).prefix(12).map(\.description).joined(separator: " ")
+            text += "--- first unexplained difference at our event #\(j): … \(context)\n"
+        }
+        return text
+    }
+}
