@@ -27,7 +27,7 @@ struct ScriptGenerator {
     static let gridBudgetMs = 9
     static let horizonSlots = 12
     /// Share of scripts that use timers (they cost real time on CF).
-    static let gridScriptPercent: UInt64 = 15
+    static let gridScriptPercent: UInt64 = 20
 
     private var rng: SplitMix64
     private var script: Script
@@ -71,6 +71,10 @@ struct ScriptGenerator {
         return slot
     }
 
+    private var observerOrdersDistinct: Bool {
+        Set(script.observers.map(\.order)).count == script.observers.count
+    }
+
     private var touchableSources: [Int] { (0..<script.sources.count).filter { !keeperSources.contains($0) } }
 
     // MARK: building
@@ -102,7 +106,7 @@ struct ScriptGenerator {
         for i in script.timers.indices where chance(50) { script.timers[i].actions = actionTable(depth: 0) }
 
         var steps: [ScriptOp] = []
-        if chance(30) { steps.append(.addCommonMode(int(1...(modeCount - 1)))) }
+        let earlyCommonMode = chance(30) ? int(1...(modeCount - 1)) : nil
         if hasKeepers {
             for mode in 0..<modeCount {
                 keeperSources.insert(script.sources.count)
@@ -120,6 +124,7 @@ struct ScriptGenerator {
         }
         for t in script.timers.indices { steps.append(.addTimer(t, timerMode(t))) }
         steps.shuffle(using: &rng)
+        if let mode = earlyCommonMode { steps.insert(.addCommonMode(mode), at: 0) }
 
         let runCount = int(2...5)
         for _ in 0..<runCount {
@@ -170,8 +175,8 @@ struct ScriptGenerator {
         }
         switch int(0...9) {
         case 0...4: return .run(mode, .poll, rash: rash)
-        case 5...7: return .run(mode, .relative(ms: 2), rash: rash)
-        default: return .run(mode, .relative(ms: 4), rash: rash)
+        case 5...7: return .run(mode, .relative(ms: 5), rash: rash)
+        default: return .run(mode, .relative(ms: 10), rash: rash)
         }
     }
 
@@ -233,7 +238,9 @@ struct ScriptGenerator {
             case 16:
                 if chance(40) { return .wakeUp }
             case 17:
-                if chance(30) { return .addCommonMode(int(1...(modeCount - 1))) }
+                // CF copies the common items into a new common mode in CFSet (hash) order, so
+                // observers with equal orders would get an arbitrary tie order there (M4).
+                if chance(30) && observerOrdersDistinct { return .addCommonMode(int(1...(modeCount - 1))) }
             case 18, 19:
                 // Nested runs in another mode from inside a callout.
                 if !topLevel && depth <= 2 {

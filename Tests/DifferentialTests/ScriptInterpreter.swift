@@ -45,7 +45,14 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
     private var sourcePerformDepth = 0
     private var s4Reached = false
 
-    private struct Frame { var timeout: RunTimeout; var entered = false; var passed = false }
+    private struct Frame {
+        var timeout: RunTimeout
+        var start: Double
+        var entered = false
+        var passed = false
+        /// Script time of the last BeforeWaiting of this run (real-time check of relative timeouts).
+        var lastBeforeWaiting: Double?
+    }
     private var frames: [Frame] = []
 
     init(script: Script) {
@@ -112,10 +119,11 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
         case .until(let slot): seconds = max(0, Double(slot * script.gridMs) / 1000 - driver.elapsed)
         }
         record(.runBegin(mode, timeout, rash: rash))
-        frames.append(Frame(timeout: timeout))
+        frames.append(Frame(timeout: timeout, start: driver.elapsed))
         let outcome = driver.run(mode, seconds: seconds, rash: rash)
         let frame = frames.removeLast()
         checkGrid()
+        checkRelativeTimeout(frame)
         record(.runEnd(outcome))
         if outcome == .stopped && frame.entered && !frame.passed && driver.drainLeftoverWake() {
             execution.wakeDrains += 1
@@ -139,6 +147,19 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
         }
     }
 
+    /// Relative timeouts: in a plain script nothing but the run's own deadline can wake the loop,
+    /// so every pass of the run must reach its wait long before the deadline. A CF run that was
+    /// still busy at half its timeout (a descheduled thread on a loaded machine) might have seen
+    /// the deadline pass where the virtual clock cannot; such a run is no reference (retried).
+    private func checkRelativeTimeout(_ frame: Frame) {
+        guard driver.isRealTime, execution.timingViolation == nil, case .relative(let ms) = frame.timeout else { return }
+        let busyUntil = frame.lastBeforeWaiting ?? driver.elapsed
+        let busyMs = (busyUntil - frame.start) * 1000
+        if busyMs > Double(ms) / 2 {
+            execution.timingViolation = "run with a \(ms) ms timeout was still busy after \(busyMs) ms"
+        }
+    }
+
     private func invoke(_ item: Item) -> [ScriptOp] {
         let n = (invocations[item] ?? 0) + 1
         invocations[item] = n
@@ -156,6 +177,7 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
         if let last = frames.indices.last {
             if activity == .entry { frames[last].entered = true }
             if activity == .beforeTimers { frames[last].passed = true }
+            if activity == .beforeWaiting { frames[last].lastBeforeWaiting = driver.elapsed }
         }
         record(.activity(mode, activity))
     }

@@ -68,14 +68,20 @@ enum ScriptRunner {
 
     static let maxTimingRetries = 4
 
-    static func differential(_ script: Script) -> Outcome {
-        let ours = runOnLoop(script)
+    /// CF, run again while a run drifted off its timing assumptions (never compared then).
+    static func runOnCFWithRetries(_ script: Script) -> (execution: Execution, retries: Int) {
         var retries = 0
         var cf = runOnCF(script)
         while cf.timingViolation != nil && retries < maxTimingRetries {
             retries += 1
             cf = runOnCF(script)
         }
+        return (cf, retries)
+    }
+
+    static func differential(_ script: Script) -> Outcome {
+        let ours = runOnLoop(script)
+        let (cf, retries) = runOnCFWithRetries(script)
         let comparison = TraceComparator.compare(cf: cf, ours: ours, allowSpuriousCycles: script.usesTimeGrid)
         return Outcome(script: script, cf: cf, ours: ours, comparison: comparison, timingRetries: retries,
                        unreliable: cf.timingViolation != nil)
