@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -132,11 +133,19 @@ int rlk_is_main_thread(void) { return rlk_gettid() == (int64_t)getpid(); }
 // library) is being loaded, which happens on the main thread.
 static pthread_t rlk_recorded_main;
 static int rlk_recorded_main_valid;
+// Test hook: the real DispatchQueue.main path of Loop.main can only be exercised by a main
+// thread that has not handed the main queue to dispatch_main() (swift-testing's async main
+// does). RunLoopCoreTests defines `rlk_main_thread_probe` and re-executes itself with
+// RLK_MAIN_THREAD_PROBE=1; the probe then runs here, on the main thread, before main(), and
+// exits. In any other program the weak symbol is absent and nothing happens.
+extern void rlk_main_thread_probe(void) __attribute__((weak));
+
 __attribute__((constructor)) static void rlk_record_main_thread(void) {
     if (rlk_is_main_thread()) {
         rlk_recorded_main = pthread_self();
         rlk_recorded_main_valid = 1;
     }
+    if (rlk_main_thread_probe && getenv("RLK_MAIN_THREAD_PROBE")) rlk_main_thread_probe();
 }
 
 unsigned long rlk_main_pthread(void) {

@@ -152,8 +152,9 @@ public final class Loop: @unchecked Sendable {
 
     /// The mode's state, created if asked (M1). Lock held.
     func modeStateLocked(_ mode: Loop.Mode, create: Bool) -> ModeState? {
+        if tornDown { return nil }  // R2: a torn-down loop takes nothing
         if let state = modes[mode] { return state }
-        guard create, !tornDown, mode != .common else { return nil }
+        guard create, mode != .common else { return nil }
         let state = ModeState(mode: mode, wakeFD: wakeFD, virtualClock: virtualClock != nil)
         modes[mode] = state
         modeOrder.append(mode)

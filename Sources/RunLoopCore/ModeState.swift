@@ -35,8 +35,7 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// OR of every activity ever observed in this mode; never cleared (O3). Atomic so the pass
     /// can test it without the lock.
     let observerMask = Atomic<UInt32>(0)
-    /// When the mode's timer descriptor fires (`.max` = disarmed): the earliest hard deadline
-    /// (fire date + effective tolerance) of its non-firing timers (T3, T8).
+    /// When the mode's timer descriptor fires (`.max` = disarmed); see `rearm` (T3, T8).
     var armedDeadline: LoopInstant = .max
     let epollFD: Int32
     let timerFD: Int32
@@ -63,27 +62,34 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         sources0.isEmpty && ports.isEmpty && files.isEmpty && timers.isEmpty
     }
 
-    /// Re-arms the timer descriptor for the earliest deadline (T3). Called with the loop's lock
-    /// held whenever a timer joins, leaves, moves, starts or stops firing. `waiting` tells a
-    /// virtual waiter to recompute its jump.
+    /// Re-arms the timer descriptor (T3) — called with the loop's lock held whenever a timer
+    /// joins, leaves, moves, starts or stops firing. `waiting` tells a virtual waiter to
+    /// recompute its jump.
+    ///
+    /// Tolerance (T8, Darwin semantics): `hard` is the earliest fire date + effective tolerance;
+    /// the wake is deferred from the earliest fire date to the LATEST fire date that is still
+    /// ≤ `hard`, so timers within each other's tolerance fire in one pass, and a lone timer
+    /// is never delayed for nothing.
     func rearm(waiting: Bool) {
         var hard = LoopInstant.max
+        var wake = LoopInstant.max
         for timer in timers {
             let (date, tolerance, skip) = timer.core.lock.withLock {
                 (timer.fireDate, timer.effectiveToleranceNsLocked, timer.firing || !timer.core.valid)
             }
             if skip { continue }
-            if date > hard { break }  // sorted: later soft deadlines cannot lower `hard`
+            if date > hard { break }  // sorted by date: no later timer can join the group
             hard = min(hard, Nanoseconds.add(date, tolerance))
+            wake = date
         }
-        guard hard != armedDeadline else { return }
-        armedDeadline = hard
+        guard wake != armedDeadline else { return }
+        armedDeadline = wake
         if virtualClock {
             if waiting { _ = rlk_eventfd_signal(timerFD) }
         } else {
             // Re-arming also resets an expired, unread timerfd, so it never wakes a wait for a
             // deadline that no longer exists (no L-g).
-            _ = rlk_timerfd_arm(timerFD, hard == .max ? 0 : max(hard, 1))
+            _ = rlk_timerfd_arm(timerFD, wake == .max ? 0 : max(wake, 1))
         }
     }
 

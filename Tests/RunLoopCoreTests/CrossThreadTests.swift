@@ -1,0 +1,193 @@
+import Testing
+import CRunLoopShims
+@testable import RunLoopCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Other threads acting on a sleeping loop (real clock). Each test waits for `isWaiting`
+/// before acting, so the traces are exact; the 10 s run timeouts are only a safety net.
+/// Must pass under `swift test --sanitize=thread --filter CrossThread`.
+@Suite("CrossThread")
+struct CrossThread {
+    /// Runs `act` on another thread once `loop` is asleep.
+    private func whenAsleep(_ loop: Loop, _ act: @escaping @Sendable () -> Void) -> BackgroundThread {
+        BackgroundThread {
+            while !loop.isWaiting { usleep(200) }
+            act()
+        }
+    }
+
+    @Test("S1 W3: signal + wakeUp from another thread")
+    func signalAndWakeUp() {
+        let loop = Loop(clock: MonotonicClock.shared)
+        let trace = Trace()
+        recordActivities(loop, trace)
+        let source = recordingSource("perform", trace)
+        loop.add(source, mode: .default)
+        let other = whenAsleep(loop) {
+            source.signal()
+            loop.wakeUp()
+        }
+        #expect(loop.run(mode: .default, timeout: 10, returnAfterSourceHandled: true) == .handledSource)
+        other.join()
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "BT", "BS", "perform", "X"])
+    }
+
+    @Test("B1: perform + wakeUp from another thread runs the block after the wake")
+    func performAndWake() {
+        let loop = Loop(clock: MonotonicClock.shared)
+        let trace = Trace()
+        recordActivities(loop, trace)
+        loop.add(LoopSource(label: "idle") {}, mode: .default)
+        let other = whenAsleep(loop) {
+            loop.performAndWake(label: "xblock") {
+                trace.add("xblock")
+                loop.stop()
+            }
+        }
+        #expect(loop.run(mode: .default, timeout: 10) == .stopped)
+        other.join()
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "xblock", "X"])
+    }
+
+    @Test("S7 S8 L-c: port messages from another thread, one per pass, in order")
+    func portMessages() {
+        let loop = Loop(clock: MonotonicClock.shared)
+        let trace = Trace()
+        recordActivities(loop, trace)
+        let received = Trace()
+        let port = LoopPortSource(label: "port") { message in
+            switch message {
+            case .bytes(let bytes): received.add("bytes\(bytes)")
+            case .value(let value): received.add("value \(value)")
+            }
+            trace.add("m")
+            if received.all.count == 3 { loop.stop() }
+        }
+        loop.add(port, mode: .default)
+        let other = whenAsleep(loop) {
+            port.send([1, 2])
+            port.send(value: 42)
+            port.send([3])
+        }
+        #expect(loop.run(mode: .default, timeout: 10) == .stopped)
+        other.join()
+        #expect(received.all == ["bytes[1, 2]", "value 42", "bytes[3]"])
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "m", "BT", "BS", "BW", "AW", "m",
+                              "BT", "BS", "BW", "AW", "m", "X"])
+        #expect(port.pendingCount == 0)
+    }
+
+    @Test("W1: stop from another thread ends the sleeping run")
+    func stopFromAnotherThread() {
+        let loop = Loop(clock: MonotonicClock.shared)
+        let trace = Trace()
+        recordActivities(loop, trace)
+        loop.add(LoopSource(label: "idle") {}, mode: .default)
+        let other = whenAsleep(loop) { loop.stop() }
+        #expect(loop.run(mode: .default, timeout: 10) == .stopped)
+        other.join()
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "X"])
+    }
+
+    @Test("T6 L-g: a timer added while the loop sleeps wakes it on time, with no extra cycle")
+    func timerAddedWhileAsleep() throws {
+        let loop = Loop(clock: MonotonicClock.shared)
+        let trace = Trace()
+        recordActivities(loop, trace)
+        loop.add(LoopSource(label: "idle") {}, mode: .default)
+        let timer = try LoopTimer(after: 0, clock: loop.clock, label: "timer") { _ in
+            trace.add("timer")
+            loop.stop()
+        }
+        let other = whenAsleep(loop) {
+            timer.setNextFireDate(loop.clock.now + 20 * ms)
+            loop.add(timer, mode: .default)
+        }
+        #expect(loop.run(mode: .default, timeout: 10) == .stopped)
+        other.join()
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "timer", "X"])
+    }
+
+    @Test("S5: a source added and signalled while the loop sleeps, then wakeUp")
+    func sourceAddedWhileAsleep() {
+        let loop = Loop(clock: MonotonicClock.shared)
+        let trace = Trace()
+        recordActivities(loop, trace)
+        loop.add(LoopSource(label: "idle") {}, mode: .default)
+        let late = recordingSource("late", trace)
+        let other = whenAsleep(loop) {
+            loop.add(late, mode: .default)
+            late.signal()
+            loop.wakeUp()
+        }
+        #expect(loop.run(mode: .default, timeout: 10, returnAfterSourceHandled: true) == .handledSource)
+        other.join()
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "BT", "BS", "late", "X"])
+    }
+
+    @Test("async from another thread wakes a loop running a common mode")
+    func asyncFromAnotherThread() {
+        let loop = Loop(clock: MonotonicClock.shared)
+        let trace = Trace()
+        recordActivities(loop, trace)
+        loop.add(LoopSource(label: "idle") {}, mode: .default)
+        let other = whenAsleep(loop) { loop.async(label: "q") { trace.add("q") } }
+        #expect(loop.run(mode: .default, timeout: 10, returnAfterSourceHandled: true) == .handledSource)
+        other.join()
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "q", "X"])
+    }
+
+    @Test("fd source: a pipe written by another thread; the loop never reads it")
+    func fileSourceFromAnotherThread() {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        defer { close(readEnd); close(writeEnd) }
+        let loop = Loop(clock: MonotonicClock.shared)
+        let trace = Trace()
+        recordActivities(loop, trace)
+        let reader = LoopFileSource(fd: readEnd, events: .readable, label: "pipe") { events in
+            trace.add("readable:\(events.contains(.readable))")
+            var byte: UInt8 = 0
+            trace.add("read:\(read(readEnd, &byte, 1))")
+        }
+        loop.add(reader, mode: .default)
+        let other = whenAsleep(loop) {
+            var byte: UInt8 = 7
+            _ = write(writeEnd, &byte, 1)
+        }
+        #expect(loop.run(mode: .default, timeout: 10, returnAfterSourceHandled: true) == .handledSource)
+        other.join()
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "readable:true", "read:1", "X"])
+    }
+
+    @Test("W6: thread exit tears the loop down: cancels, drops blocks, closes every fd")
+    func threadExitTeardown() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+            let before = openDescriptorCount()
+            let trace = Trace()
+            onNewThread {
+                let loop = Loop.current
+                let source = LoopSource(label: "s", cancel: { _, mode in trace.add("cancel \(mode)") }) {}
+                loop.add(source, mode: .default)
+                loop.add(source, mode: "Other")
+                loop.add(LoopPortSource { _ in }, mode: .default)
+                loop.add(try! LoopTimer(after: 100, clock: loop.clock) { _ in }, mode: .common)
+                loop.perform { trace.add("dropped block ran") }
+                loop.perform(inMode: "Never") { trace.add("dropped block ran") }
+                loop.async { trace.add("dropped async ran") }
+                loop.run(mode: "Other", timeout: 0)  // not common: the block and async work stay queued
+            }
+            let after = openDescriptorCount()
+            let ok = before == after && LoopRegistry.shared.count == 0
+                && trace.all == ["cancel kCFRunLoopDefaultMode", "cancel Other"]
+            if !ok { print("before \(before) after \(after) registry \(LoopRegistry.shared.count) trace \(trace.all)") }
+            exit(ok ? 0 : 1)
+        }
+        if let result, result.exitStatus != .exitCode(0) {
+            Issue.record("child said: \(String(decoding: result.standardOutputContent, as: UTF8.self))")
+        }
+    }
+}

@@ -1,0 +1,98 @@
+@testable import RunLoopCore
+import CRunLoopShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A thread-safe list of strings: activities (E, BT, …) and callout labels, in call order.
+final class Trace: @unchecked Sendable {  // `items` is guarded by `lock`
+    private let lock = Lock()
+    private var items: [String] = []
+
+    func add(_ item: String) { lock.withLock { items.append(item) } }
+    var all: [String] { lock.withLock { items } }
+    func reset() { lock.withLock { items.removeAll() } }
+}
+
+/// Observes every activity of `mode` at `order`, recording its short name (E, BT, BS, BW, AW, X).
+@discardableResult
+func recordActivities(_ loop: Loop, _ trace: Trace, mode: Loop.Mode = .default, order: Int = 0,
+                      prefix: String = "") -> LoopObserver {
+    let observer = LoopObserver(activities: .allActivities, order: order, label: "recorder") { _, activity in
+        trace.add(prefix + activity.shortName)
+    }
+    loop.add(observer, mode: mode)
+    return observer
+}
+
+/// A source that records `name` when performed.
+func recordingSource(_ name: String, _ trace: Trace, order: Int = 0, extra: @escaping () -> Void = {}) -> LoopSource {
+    LoopSource(order: order, label: name) {
+        trace.add(name)
+        extra()
+    }
+}
+
+/// A fresh loop on a fresh virtual clock, bound to the calling thread.
+func virtualLoop() -> (Loop, VirtualClock) {
+    let clock = VirtualClock()
+    return (Loop(clock: clock), clock)
+}
+
+let ms: UInt64 = 1_000_000
+
+/// Open file descriptors of the process.
+func openDescriptorCount() -> Int {
+    guard let dir = opendir("/proc/self/fd") else { return -1 }
+    defer { closedir(dir) }
+    var count = 0
+    while readdir(dir) != nil { count += 1 }
+    return count - 3  // ".", ".." and the directory stream itself
+}
+
+/// Runs `body` on a new pthread and waits for it to finish (and so for its TSD destructors).
+func onNewThread(_ body: @escaping @Sendable () -> Void) {
+    final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+    var thread = pthread_t()
+    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    let status = pthread_create(&thread, nil, { raw in
+        let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+        box.body()
+        return nil
+    }, box)
+    precondition(status == 0)
+    pthread_join(thread, nil)
+}
+
+/// Starts `body` on a new pthread; `join()` waits for it.
+final class BackgroundThread: @unchecked Sendable {  // `thread` is written once before use
+    private var thread = pthread_t()
+    init(_ body: @escaping @Sendable () -> Void) {
+        final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        let status = pthread_create(&thread, nil, { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            box.body()
+            return nil
+        }, box)
+        precondition(status == 0)
+    }
+    func join() { pthread_join(thread, nil) }
+}
+
+/// A one-shot signal between threads (eventfd based, so TSan sees the ordering through the
+/// pthread mutex below).
+final class Flag: @unchecked Sendable {  // `value` is guarded by `lock`
+    private let lock = Lock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+    /// Spins politely until set (bounded: traps after ~10 s so nothing hangs).
+    func wait() {
+        for _ in 0..<100_000 {
+            if isSet { return }
+            usleep(100)
+        }
+        preconditionFailure("Flag.wait timed out")
+    }
+}

@@ -1,0 +1,339 @@
+import Testing
+import CRunLoopShims
+@testable import RunLoopCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// §7 timers (T*), §8 modes (M*), §9 stop/wake/registry (W*).
+@Suite("TimerRules")
+struct TimerRules {
+    @Test("T1 NaN is refused, negative interval means one-shot, past fire dates fire at once")
+    func t1() throws {
+        #expect {
+            _ = try LoopTimer(fireAt: 0, interval: .nan) { _ in }
+        } throws: { error in
+            guard case LoopError.invalidInterval(let value) = error else { return false }
+            return value.isNaN
+        }
+        let (loop, clock) = virtualLoop()
+        clock.advance(by: 50 * ms)
+        var fires = 0
+        let timer = try LoopTimer(fireAt: 0, interval: -3) { _ in fires += 1 }
+        #expect(timer.interval == 0)
+        loop.add(timer, mode: .default)
+        #expect(loop.run(mode: .default, timeout: 1) == .finished)
+        #expect(fires == 1 && !timer.isValid)
+        #expect(clock.now == 50 * ms)
+    }
+
+    @Test("T2 several modes of one loop; equal dates keep insertion order; a second loop is ignored")
+    func t2() throws {
+        let (loop, _) = virtualLoop()
+        let (second, _) = virtualLoop()
+        let trace = Trace()
+        let a = try LoopTimer(fireAt: 10 * ms, label: "a") { _ in trace.add("a") }
+        let b = try LoopTimer(fireAt: 10 * ms, label: "b") { _ in trace.add("b") }
+        loop.add(a, mode: .default)
+        loop.add(b, mode: .default)
+        loop.add(a, mode: "Other")
+        second.add(a, mode: .default)
+        #expect(!second.contains(a, mode: .default))
+        #expect(loop.contains(a, mode: "Other"))
+        loop.remove(a, mode: "Other")
+        #expect(a.isValid)
+        loop.run(mode: .default, timeout: 1)
+        #expect(trace.all == ["a", "b"])
+    }
+
+    @Test("T3 the mode's deadline follows the earliest timer (nextTimerFireDate, virtual jump)")
+    func t3() throws {
+        let (loop, clock) = virtualLoop()
+        let late = try LoopTimer(fireAt: 30 * ms) { _ in }
+        let early = try LoopTimer(fireAt: 20 * ms) { _ in }
+        loop.add(late, mode: .default)
+        #expect(loop.nextTimerFireDate(in: .default) == 30 * ms)
+        loop.add(early, mode: .default)
+        #expect(loop.nextTimerFireDate(in: .default) == 20 * ms)
+        loop.run(mode: .default, timeout: 1, returnAfterSourceHandled: false)
+        #expect(clock.now == 30 * ms)
+        #expect(!early.isValid && !late.isValid)
+    }
+
+    @Test("T4 overdue timers all fire in one pass, by date")
+    func t4() throws {
+        let (loop, clock) = virtualLoop()
+        let trace = Trace()
+        recordActivities(loop, trace)
+        for (name, at) in [("c", 3), ("a", 1), ("b", 2)] {
+            loop.add(try LoopTimer(fireAt: UInt64(at) * ms, label: name) { _ in trace.add(name) }, mode: .default)
+        }
+        clock.advance(by: 10 * ms)
+        loop.run(mode: .default, timeout: 1)
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "a", "b", "c", "X"])
+    }
+
+    @Test("T5 nextFireDate inside the callout is the firing date; catch-up stays on the grid")
+    func t5() throws {
+        let (loop, clock) = virtualLoop()
+        var seen: [UInt64] = []
+        let timer = try LoopTimer(fireAt: 10 * ms, interval: 0.01) { t in
+            seen.append(t.nextFireDate)
+            if seen.count == 1 { clock.advance(by: 35 * ms) }  // 45 ms: ticks 20, 30, 40 are missed
+            if seen.count == 2 { t.invalidate() }
+        }
+        loop.add(timer, mode: .default)
+        loop.run(mode: .default, timeout: 1)
+        #expect(seen == [10 * ms, 50 * ms])
+    }
+
+    @Test("T6 setNextFireDate outside a callout moves the timer; a past date means now")
+    func t6() throws {
+        let (loop, clock) = virtualLoop()
+        var at: [UInt64] = []
+        let timer = try LoopTimer(fireAt: 500 * ms) { _ in at.append(clock.now) }
+        loop.add(timer, mode: .default)
+        timer.setNextFireDate(40 * ms)
+        #expect(loop.nextTimerFireDate(in: .default) == 40 * ms)
+        loop.run(mode: .default, timeout: 1)
+        #expect(at == [40 * ms])
+    }
+
+    @Test("T7 invalidate inside the callout: not rescheduled, removed from all modes")
+    func t7() throws {
+        let (loop, _) = virtualLoop()
+        var fires = 0
+        let timer = try LoopTimer(fireAt: 1 * ms, interval: 0.001) { t in
+            fires += 1
+            t.invalidate()
+        }
+        loop.add(timer, mode: .common)
+        #expect(loop.run(mode: .default, timeout: 1) == .finished)
+        #expect(fires == 1)
+        #expect(!loop.contains(timer, mode: .common))
+    }
+
+    @Test("T8 tolerance coalesces timers within min(tolerance, interval/2)")
+    func t8() throws {
+        do {  // t1 may wait 5 ms, so t1 and t2 fire together at 14 ms
+            let (loop, clock) = virtualLoop()
+            let trace = Trace()
+            recordActivities(loop, trace)
+            loop.add(try LoopTimer(fireAt: 10 * ms, tolerance: 0.005, label: "t1") { _ in trace.add("t1@\(clock.now / ms)") }, mode: .default)
+            loop.add(try LoopTimer(fireAt: 14 * ms, label: "t2") { _ in trace.add("t2@\(clock.now / ms)") }, mode: .default)
+            loop.run(mode: .default, timeout: 1)
+            #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "t1@14", "t2@14", "X"])
+        }
+        do {  // repeating 10 ms timer asking for 1 s of tolerance gets 5 ms: t2 at 16 ms does not join
+            let (loop, clock) = virtualLoop()
+            let trace = Trace()
+            let t1 = try LoopTimer(fireAt: 10 * ms, interval: 0.01, tolerance: 1, label: "t1") { t in
+                trace.add("t1@\(clock.now / ms)")
+                t.invalidate()
+            }
+            #expect(t1.tolerance == 1)
+            loop.add(t1, mode: .default)
+            loop.add(try LoopTimer(fireAt: 16 * ms, label: "t2") { _ in trace.add("t2@\(clock.now / ms)") }, mode: .default)
+            loop.run(mode: .default, timeout: 1)
+            #expect(trace.all == ["t1@10", "t2@16"])
+        }
+        do {  // a lone timer is not delayed by its tolerance
+            let (loop, clock) = virtualLoop()
+            var at: UInt64 = 0
+            loop.add(try LoopTimer(fireAt: 10 * ms, tolerance: 0.5) { _ in at = clock.now }, mode: .default)
+            loop.run(mode: .default, timeout: 1)
+            #expect(at == 10 * ms)
+        }
+    }
+
+    @Test("T9 nextTimerFireDate: the first timer's date, nil without timers or mode")
+    func t9() throws {
+        let (loop, _) = virtualLoop()
+        #expect(loop.nextTimerFireDate(in: .default) == nil)
+        #expect(loop.nextTimerFireDate(in: "Missing") == nil)
+        #expect(!loop.allModes.contains("Missing"))
+        loop.add(try LoopTimer(fireAt: 7 * ms) { _ in }, mode: .default)
+        #expect(loop.nextTimerFireDate(in: .default) == 7 * ms)
+    }
+
+    @Test("T10 a timer in another mode does not wake the running mode")
+    func t10() throws {
+        let (loop, clock) = virtualLoop()
+        let trace = Trace()
+        let timer = try LoopTimer(fireAt: 10 * ms) { _ in trace.add("timer") }
+        loop.add(timer, mode: "B")
+        loop.add(LoopSource {}, mode: "A")
+        #expect(loop.run(mode: "A", timeout: 0.1) == .timedOut)
+        #expect(clock.now == 100 * ms && trace.all == [])
+        #expect(loop.run(mode: "B", timeout: 0.1) == .finished)
+        #expect(trace.all == ["timer"])
+    }
+}
+
+@Suite("ModeRules")
+struct ModeRules {
+    @Test("M1 modes are created by add/perform/stop(mode:), not by run/remove/contains/addCommonMode")
+    func m1() {
+        let (loop, _) = virtualLoop()
+        #expect(loop.allModes == [.default])
+        #expect(loop.currentMode == nil)
+        loop.run(mode: "R", timeout: 0)
+        loop.remove(LoopSource {}, mode: "Rm")
+        _ = loop.contains(LoopSource {}, mode: "C")
+        loop.addCommonMode("Common")
+        #expect(loop.allModes == [.default])
+        loop.add(LoopSource {}, mode: "S")
+        loop.perform(inMode: "P") {}
+        loop.stop(mode: "Stop")
+        #expect(loop.allModes == [.default, "S", "P", "Stop"])
+    }
+
+    @Test("M2 the default mode exists and is the only initial common mode")
+    func m2() {
+        let (loop, _) = virtualLoop()
+        #expect(loop.allModes == [.default])
+        #expect(loop.commonModes == [.default])
+    }
+
+    @Test("M3 .common items join every common mode; direct adds to a common mode are not common items")
+    func m3() {
+        let (loop, _) = virtualLoop()
+        loop.addCommonMode(.tracking)
+        let shared = LoopSource(label: "shared") {}
+        loop.add(shared, mode: .common)
+        #expect(loop.contains(shared, mode: .default) && loop.contains(shared, mode: .tracking))
+        let direct = LoopSource(label: "direct") {}
+        loop.add(direct, mode: .default)
+        #expect(!loop.contains(direct, mode: .common))
+        loop.remove(direct, mode: .common)  // not a common item: no effect
+        #expect(loop.contains(direct, mode: .default))
+        loop.remove(shared, mode: .common)
+        #expect(!loop.contains(shared, mode: .default) && !loop.contains(shared, mode: .tracking))
+    }
+
+    @Test("M4 addCommonMode copies the common items into the new mode, scheduling sources")
+    func m4() throws {
+        let (loop, _) = virtualLoop()
+        let trace = Trace()
+        let source = LoopSource(schedule: { _, m in trace.add("schedule \(m)") }) {}
+        let observer = LoopObserver(activities: .entry) { _, _ in }
+        let timer = try LoopTimer(fireAt: 1) { _ in }
+        loop.add(source, mode: .common)
+        loop.add(observer, mode: .common)
+        loop.add(timer, mode: .common)
+        loop.addCommonMode(.tracking)
+        loop.addCommonMode(.tracking)
+        #expect(trace.all == ["schedule kCFRunLoopDefaultMode", "schedule UITrackingRunLoopMode"])
+        #expect(loop.contains(observer, mode: .tracking) && loop.contains(timer, mode: .tracking))
+        #expect(loop.commonModes == [.default, .tracking])
+    }
+
+    @Test("M5 .common cannot be run, but blocks may target it")
+    func m5() {
+        let (loop, _) = virtualLoop()
+        let trace = Trace()
+        loop.perform(inMode: .common) { trace.add("common block") }
+        #expect(loop.run(mode: .common, timeout: 0) == .finished)
+        #expect(trace.all == [])
+        #expect(loop.run(mode: .default, timeout: 0) == .timedOut)
+        #expect(trace.all == ["common block"])
+    }
+}
+
+@Suite("WakeRules")
+struct WakeRules {
+    @Test("W1 stop() is ignored when not running and stops only the innermost run")
+    func w1() {
+        let (loop, _) = virtualLoop()
+        loop.stop()
+        loop.add(LoopSource {}, mode: .default)
+        let trace = Trace()
+        let nest = LoopSource(label: "nest") {
+            loop.perform { loop.stop() }
+            trace.add("inner \(loop.run(mode: .default, timeout: 1))")
+        }
+        loop.add(nest, mode: .default)
+        nest.signal()
+        #expect(loop.run(mode: .default, timeout: 0.05) == .timedOut)
+        #expect(trace.all == ["inner stopped"])
+    }
+
+    @Test("W2 stop(mode:) is sticky and consumed once")
+    func w2() {
+        let (loop, _) = virtualLoop()
+        loop.add(LoopSource {}, mode: "A")
+        loop.stop(mode: "A")
+        #expect(loop.run(mode: "A", timeout: 0) == .stopped)
+        #expect(loop.run(mode: "A", timeout: 0) == .timedOut)
+    }
+
+    @Test("W3 wakeUp is ignored when the loop is not running")
+    func w3() {
+        let (loop, clock) = virtualLoop()
+        let trace = Trace()
+        recordActivities(loop, trace)
+        loop.add(LoopSource {}, mode: .default)
+        loop.wakeUp()
+        #expect(loop.run(mode: .default, timeout: 0.03) == .timedOut)
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "X"])
+        #expect(clock.now == 30 * ms)
+    }
+
+    @Test("W4 isWaiting is true only inside the wait (W4), seen from another thread")
+    func w4() {
+        let loop = Loop(clock: MonotonicClock.shared)
+        let trace = Trace()
+        loop.add(LoopSource {}, mode: .default)
+        loop.add(LoopObserver(activities: [.beforeWaiting, .afterWaiting]) { _, a in
+            trace.add("\(a.shortName) waiting=\(loop.isWaiting)")
+        }, mode: .default)
+        #expect(!loop.isWaiting)
+        let other = BackgroundThread {
+            while !loop.isWaiting { usleep(200) }
+            loop.stop()
+        }
+        #expect(loop.run(mode: .default, timeout: 10) == .stopped)
+        other.join()
+        #expect(trace.all == ["BW waiting=false", "AW waiting=false"])
+    }
+
+    @Test("W5 one loop per thread; Loop.main is the same from every thread")
+    func w5() {
+        final class Box: @unchecked Sendable { var loops: [ObjectIdentifier] = [] }  // written before join
+        let box = Box()
+        let main = Loop.main
+        onNewThread {
+            box.loops = [ObjectIdentifier(Loop.current), ObjectIdentifier(Loop.current), ObjectIdentifier(Loop.main)]
+        }
+        #expect(box.loops[0] == box.loops[1])
+        #expect(box.loops[2] == ObjectIdentifier(main))
+        #expect(box.loops[0] != ObjectIdentifier(main))
+        #expect(Loop.current === Loop.current)
+    }
+
+    @Test("W6 thread exit: observers invalidated, timers detached but valid, sources cancelled")
+    func w6() throws {
+        final class Box: @unchecked Sendable { var items: (LoopObserver, LoopTimer, LoopSource)? }  // written before join
+        let box = Box()
+        let trace = Trace()
+        onNewThread {
+            let loop = Loop.current
+            let observer = LoopObserver(activities: .entry) { _, _ in }
+            let timer = try! LoopTimer(fireAt: .max) { _ in }
+            let source = LoopSource(cancel: { _, m in trace.add("cancel \(m)") }) {}
+            loop.add(observer, mode: .default)
+            loop.add(timer, mode: .default)
+            loop.add(source, mode: .default)
+            box.items = (observer, timer, source)
+        }
+        let (observer, timer, source) = box.items!
+        #expect(!observer.isValid)
+        #expect(timer.isValid)
+        #expect(source.isValid)
+        #expect(trace.all == ["cancel kCFRunLoopDefaultMode"])
+        // Detached: another loop may take the timer now.
+        let (loop, _) = virtualLoop()
+        loop.add(timer, mode: .default)
+        #expect(loop.contains(timer, mode: .default))
+    }
+}
