@@ -36,6 +36,9 @@ struct Comparison: Sendable {
     var filters: FilterCounts
     /// Index in our trace where the first unexplained difference is (nil when matching).
     var divergenceIndex: Int?
+    /// How far (seconds) CF ran behind our virtual schedule, over the events compared up to and
+    /// including the first difference. Our loop's times are exact; CF's are wall-clock.
+    var cfLateness: Double = 0
 }
 
 enum TraceComparator {
@@ -51,7 +54,13 @@ enum TraceComparator {
             ourTrace = Array(ourTrace.prefix(cut + 1))
         }
         var i = 0, j = 0
+        var lateness = 0.0
+        func noteLateness(_ i: Int, _ j: Int) {
+            guard i < cf.times.count, j < ours.times.count else { return }
+            lateness = max(lateness, cf.times[i] - ours.times[j])
+        }
         while i < cfTrace.count || j < ourTrace.count {
+            if i < cfTrace.count, j < ourTrace.count { noteLateness(i, j) }
             if i < cfTrace.count, j < ourTrace.count, cfTrace[i] == ourTrace[j] {
                 i += 1; j += 1
                 continue
@@ -64,9 +73,9 @@ enum TraceComparator {
                 i = end
                 continue
             }
-            return Comparison(matches: false, filters: filters, divergenceIndex: j)
+            return Comparison(matches: false, filters: filters, divergenceIndex: j, cfLateness: lateness)
         }
-        return Comparison(matches: true, filters: filters, divergenceIndex: nil)
+        return Comparison(matches: true, filters: filters, divergenceIndex: nil, cfLateness: lateness)
     }
 
     /// If `trace[start...]` begins with `BT BS BW AW` of one mode (tracer events) interleaved only

@@ -135,7 +135,10 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
         s4Reached = true
     }
 
-    private func record(_ event: TraceEvent) { execution.trace.append(event) }
+    private func record(_ event: TraceEvent) {
+        execution.trace.append(event)
+        execution.times.append(driver.elapsed)
+    }
 
     /// Grid scripts only: every callout must happen within the budget after a grid point.
     private func checkGrid() {

@@ -46,6 +46,8 @@ enum TraceEvent: Hashable, Sendable, CustomStringConvertible {
 /// What one executor produced for one script.
 struct Execution: Sendable {
     var trace: [TraceEvent] = []
+    /// Script time (seconds since the script started, on the executor's clock) of each event.
+    var times: [Double] = []
     /// CF only: runs after which a leftover wake-up was drained (L-g).
     var wakeDrains = 0
     /// CF only: set when a callout drifted further from the time grid than the budget allows,
