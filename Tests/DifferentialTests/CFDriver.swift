@@ -110,6 +110,9 @@ final class CFDriver: LoopDriver {
     func addTimer(_ t: Int, _ mode: ScriptMode) { CFRunLoopAddTimer(rl, timers[t], cfMode(mode)) }
     func removeTimer(_ t: Int, _ mode: ScriptMode) { CFRunLoopRemoveTimer(rl, timers[t], cfMode(mode)) }
     func invalidateTimer(_ t: Int) { CFRunLoopTimerInvalidate(timers[t]) }
+    func setFireDate(_ t: Int, slot: Int) {
+        CFRunLoopTimerSetNextFireDate(timers[t], gridStart + Double(slot * gridMs) / 1000)
+    }
 
     func perform(block b: Int, _ target: BlockTarget) {
         let modeRef: CFTypeRef

@@ -20,13 +20,13 @@ struct DifferentialCFRunLoop {
         // W3: a wake-up issued from an Entry observer (wakeUp, stop(mode:)) is dropped by our loop
         // at the top of the first pass; CF's first wait returns at once (extra cycle, or an early
         // .finished when the mode emptied meanwhile). Minimal: HandWrittenScripts.w3EntryWake.
-        200: "W3", 460: "W3", 471: "W3", 2235: "W3", 2275: "W3", 2650: "W3", 2743: "W3", 2974: "W3",
+        200: "W3", 460: "W3", 471: "W3", 1869: "W3", 2235: "W3", 2275: "W3", 2650: "W3", 2743: "W3", 2974: "W3",
         // M3: re-adding a common item to kCFRunLoopCommonModes re-inserts it into every common mode.
         // Minimal: HandWrittenScripts.m3CommonReAdd.
         1675: "M3",
         // L-c: wake-up eventfd and a due timer ready in the same wait; CF handles epoll's first.
         // Minimal: HandWrittenScripts.lcWakeBeforeTimer.
-        52: "L-c",
+        52: "L-c", 808: "L-c",
     ]
 
     @Test("≥ 2,000 random scripts: Loop and CFRunLoop traces agree up to the named divergences")

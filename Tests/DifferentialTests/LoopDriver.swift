@@ -8,6 +8,7 @@ final class CoreLoopDriver: LoopDriver {
     private let loop: Loop
     private let clock: VirtualClock
     private let start: LoopInstant
+    private let gridNs: UInt64
     private var observers: [LoopObserver] = []
     private var tracers: [LoopObserver] = []
     private var sources: [LoopSource] = []
@@ -40,7 +41,7 @@ final class CoreLoopDriver: LoopDriver {
                 interpreter?.sourceFired(i)
             })
         }
-        let gridNs = UInt64(script.gridMs) * 1_000_000
+        gridNs = UInt64(script.gridMs) * 1_000_000
         for (i, spec) in script.timers.enumerated() {
             timers.append(try LoopTimer(fireAt: start + UInt64(spec.fireSlot) * gridNs,
                                         interval: Double(spec.intervalSlots * script.gridMs) / 1000,
@@ -67,6 +68,7 @@ final class CoreLoopDriver: LoopDriver {
     func addTimer(_ t: Int, _ mode: ScriptMode) { loop.add(timers[t], mode: Self.mode(mode)) }
     func removeTimer(_ t: Int, _ mode: ScriptMode) { loop.remove(timers[t], mode: Self.mode(mode)) }
     func invalidateTimer(_ t: Int) { timers[t].invalidate() }
+    func setFireDate(_ t: Int, slot: Int) { timers[t].setNextFireDate(start + UInt64(slot) * gridNs) }
 
     func perform(block b: Int, _ target: BlockTarget) {
         // The interpreter is confined to this thread; blocks only run on it.

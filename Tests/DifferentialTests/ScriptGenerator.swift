@@ -232,7 +232,7 @@ struct ScriptGenerator {
             case 13:
                 if let s = sources.randomElement(using: &rng), chance(50) { return .invalidateSource(s) }
             case 14:
-                if !topLevel { return .stop }
+                if !topLevel || chance(20) { return .stop }  // at top level: W1, a no-op
             case 15:
                 if chance(50) { return .stopMode(concreteMode()) }
             case 16:
@@ -252,9 +252,15 @@ struct ScriptGenerator {
                 if grid && !script.timers.isEmpty {
                     let t = int(0...(script.timers.count - 1))
                     if hasKeepers {
-                        switch int(0...2) {
+                        switch int(0...3) {
                         case 0: return .invalidateTimer(t)
                         case 1: return .removeTimer(t, anyMode())
+                        case 2:
+                            // One-shot timers only: a moved repeating timer's later ticks could
+                            // land on a slot already used by another event.
+                            if script.timers[t].intervalSlots == 0, let slot = takeSlot() {
+                                return .setFireDate(t, slot: slot)
+                            }
                         default: return .addTimer(t, anyMode(commonPercent: 30))
                         }
                     }

@@ -82,6 +82,8 @@ indirect enum ScriptOp: Hashable, Sendable, CustomStringConvertible {
     case addTimer(Int, ScriptMode)
     case removeTimer(Int, ScriptMode)
     case invalidateTimer(Int)
+    /// Moves a timer's next fire date to a grid slot (a past slot means "as soon as possible").
+    case setFireDate(Int, slot: Int)
     case perform(block: Int, BlockTarget)
     case stop
     case stopMode(Int)
@@ -101,6 +103,7 @@ indirect enum ScriptOp: Hashable, Sendable, CustomStringConvertible {
         case .addTimer(let t, let m): return "add t\(t) \(m)"
         case .removeTimer(let t, let m): return "remove t\(t) \(m)"
         case .invalidateTimer(let t): return "invalidate t\(t)"
+        case .setFireDate(let t, let slot): return "setNextFireDate t\(t) @\(slot)"
         case .perform(let b, let target): return "perform b\(b) \(target)"
         case .stop: return "stop"
         case .stopMode(let m): return "stopMode \(ScriptMode.named(m))"
