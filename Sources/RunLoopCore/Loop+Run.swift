@@ -90,7 +90,7 @@ extension Loop {
         lock.lock()
         // R2: a torn-down loop.
         // R3: look the mode up without creating it; missing or empty → .finished, no Entry/Exit.
-        guard !tornDown, let state = modes[name], !isEmptyLocked(state) else {
+        guard let state = modeStateLocked(name, create: false), !isEmptyLocked(state) else {
             lock.unlock()
             return .finished
         }
@@ -195,7 +195,7 @@ extension Loop {
             }
 
             // HANDLE (3137): exactly one cause per pass (L-c).
-            lock.withLock { frame.ignoreWakeUps = true }
+            if tookFastPath { lock.withLock { frame.ignoreWakeUps = true } }
             switch live {
             case .none, .wake:
                 break                                                    // (3180)
@@ -212,7 +212,7 @@ extension Loop {
 
             // Exit checks in CF's order (L-e, 3275-3287); emptiness only now (L-f).
             if handled && stopAfterHandle { return .handledSource }
-            if deadline <= clock.now { return .timedOut }
+            if deadline == 0 || deadline <= clock.now { return .timedOut }
             lock.lock()
             defer { lock.unlock() }
             if frame.stopped {
