@@ -58,12 +58,19 @@ struct DifferentialCFRunLoop {
                 Issue.record(Comment(rawValue: report))
             }
         }
+        let coverage = TraceCoverage(outcomes.map(\.ours.trace))
         print("""
             DifferentialCFRunLoop: \(outcomes.count) scripts (\(gridScripts) with timers on a \
             \(ScriptGenerator.gridMs) ms grid) in \(elapsed); compared \(compared), \
             CF timing retries \(retries), unreliable \(unreliable), known differences \(knownSeen)
             filters — \(filters)
+            coverage — \(coverage)
             """)
+        // The scripts must keep exercising what the suite claims to compare.
+        #expect(coverage.results.count == 4, "every run result occurs: \(coverage.results)")
+        #expect(coverage.nestedRuns >= 200 && coverage.timerCallouts >= 500 && coverage.sourceCallouts >= 2000
+                && coverage.blockCallouts >= 1000 && coverage.observerCallouts >= 5000 && coverage.waits >= 2000,
+                "coverage fell: \(coverage)")
         // Grid drift is retried; a few stubborn ones may be skipped, never most of them.
         #expect(unreliable * 50 <= outcomes.count, "too many CF runs drifted off the time grid: \(unreliable)")
         // Every script made a fresh Loop and a fresh CFRunLoop: nothing may leak.

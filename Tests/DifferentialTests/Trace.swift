@@ -65,3 +65,39 @@ struct Execution: Sendable {
         return out.joined(separator: "\n")
     }
 }
+
+/// What a set of traces exercised (printed by the suite and checked against minimums).
+struct TraceCoverage: CustomStringConvertible {
+    var runs = 0, nestedRuns = 0, waits = 0
+    var results: [RunOutcome: Int] = [:]
+    var observerCallouts = 0, sourceCallouts = 0, timerCallouts = 0, blockCallouts = 0
+
+    init(_ traces: [[TraceEvent]]) {
+        for trace in traces {
+            var depth = 0
+            for event in trace {
+                switch event {
+                case .runBegin:
+                    runs += 1
+                    if depth > 0 { nestedRuns += 1 }
+                    depth += 1
+                case .runEnd(let r):
+                    depth -= 1
+                    results[r, default: 0] += 1
+                case .activity(_, .afterWaiting): waits += 1
+                case .observer: observerCallouts += 1
+                case .source: sourceCallouts += 1
+                case .timer: timerCallouts += 1
+                case .block: blockCallouts += 1
+                default: break
+                }
+            }
+        }
+    }
+
+    var description: String {
+        let byResult = results.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key) \($0.value)" }
+        return "runs \(runs) (nested \(nestedRuns); \(byResult.joined(separator: ", "))), waits \(waits), "
+            + "callouts: observer \(observerCallouts), source0 \(sourceCallouts), timer \(timerCallouts), block \(blockCallouts)"
+    }
+}
