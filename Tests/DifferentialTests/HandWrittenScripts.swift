@@ -52,6 +52,41 @@ enum HandWrittenScripts {
         return run(true, [3], .handledSource) + run(true, [1], .handledSource) + run(false, [2, 0], .timedOut)
     }()
 
+    /// §16 case 5 (on the grid): only a one-shot timer → `E BT BS BW AW timer X`, Finished
+    /// (the mode is empty after the fire; timers fire only after a wait, L-b).
+    static let case05 = Script(
+        name: "case05", seed: 0, gridMs: 20,
+        timers: [TimerSpec(fireSlot: 1, intervalSlots: 0)],
+        steps: [.addTimer(0, def), .run(def, .until(slot: 5), rash: false)])
+
+    static let case05Expected: [TraceEvent] = [
+        .runBegin(def, .until(slot: 5), rash: false),
+        .activity(def, .entry), .activity(def, .beforeTimers), .activity(def, .beforeSources),
+        .activity(def, .beforeWaiting), .activity(def, .afterWaiting), .timer(0, acted: false),
+        .activity(def, .exit), .runEnd(.finished),
+    ]
+
+    /// §16 case 11 (on the grid): a perform runs M1, whose timer stops the inner run; the outer
+    /// run goes on to its own timeout with its mode restored.
+    static let case11 = Script(
+        name: "case11", seed: 0, gridMs: 20,
+        sources: [SourceSpec(order: 0, actions: [1: [.run(m1, .until(slot: 3), rash: false)]])],
+        timers: [TimerSpec(fireSlot: 1, intervalSlots: 0, actions: [1: [.stop]])],
+        steps: [.addSource(0, def), .addTimer(0, m1), .signal(0), .run(def, .until(slot: 5), rash: false)])
+
+    static let case11Expected: [TraceEvent] = [
+        .runBegin(def, .until(slot: 5), rash: false),
+        .activity(def, .entry), .activity(def, .beforeTimers), .activity(def, .beforeSources),
+        .source(0, acted: true),
+        .runBegin(m1, .until(slot: 3), rash: false),
+        .activity(m1, .entry), .activity(m1, .beforeTimers), .activity(m1, .beforeSources),
+        .activity(m1, .beforeWaiting), .activity(m1, .afterWaiting), .timer(0, acted: true),
+        .activity(m1, .exit), .runEnd(.stopped),
+        .activity(def, .beforeTimers), .activity(def, .beforeSources),
+        .activity(def, .beforeWaiting), .activity(def, .afterWaiting),
+        .activity(def, .exit), .runEnd(.timedOut),
+    ]
+
     /// §16 case 20 / S4: A (order 0) invalidates the signalled B (order 1) and enqueues a block.
     /// SCF then reports "not handled" (the last collected source was skipped), we OR → the
     /// interpreter marks the S4 point and the comparison stops there.
