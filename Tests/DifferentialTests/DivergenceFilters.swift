@@ -6,9 +6,10 @@
 //        when every observer callout in the cycle was free of side effects. Leftover wake-ups
 //        after a run that stopped before its first pass are drained in the CF executor itself
 //        (`Execution.wakeDrains`), also counted under L-g.
-// - S4   SCF returns the handled flag of the LAST collected source0, we OR them (CF-1153). Once a
-//        script reaches the S4 condition (marked `<S4>` by the interpreter) the rest of both
-//        traces is not compared.
+// - S4   SCF returns the handled flag of the LAST collected source0, we OR them (CF-1153). When
+//        a script reaches the S4 condition (marked `<S4>` by the interpreter: a source an
+//        enclosing non-rash DoSources0 may still visit loses its signal or validity), a difference
+//        after that point is forgiven; everything up to it must match.
 // - T8   tolerance: the scripts never set one, so nothing is filtered (count stays 0).
 // - F4   Foundation's SPI activity values: the CF executor uses CoreFoundation directly, so
 //        nothing is filtered (count stays 0).
@@ -16,18 +17,22 @@
 struct FilterCounts: Sendable, CustomStringConvertible {
     var lgCycles = 0
     var lgWakeDrains = 0
-    var s4Truncations = 0
+    /// Scripts that reached the S4 condition, and those among them that differ after it.
+    var s4Reached = 0
+    var s4Applied = 0
     var t8 = 0
     var f4 = 0
 
     static func + (a: FilterCounts, b: FilterCounts) -> FilterCounts {
         FilterCounts(lgCycles: a.lgCycles + b.lgCycles, lgWakeDrains: a.lgWakeDrains + b.lgWakeDrains,
-                     s4Truncations: a.s4Truncations + b.s4Truncations, t8: a.t8 + b.t8, f4: a.f4 + b.f4)
+                     s4Reached: a.s4Reached + b.s4Reached, s4Applied: a.s4Applied + b.s4Applied,
+                     t8: a.t8 + b.t8, f4: a.f4 + b.f4)
     }
 
     var description: String {
         "L-g: \(lgCycles) spurious cycles removed + \(lgWakeDrains) leftover wake-ups drained; "
-            + "S4: \(s4Truncations) scripts compared up to the S4 point; T8: \(t8); F4: \(f4)"
+            + "S4: \(s4Applied) scripts differ after the S4 point (compared up to it; \(s4Reached) reached it); "
+            + "T8: \(t8); F4: \(f4)"
     }
 }
 
@@ -45,19 +50,33 @@ enum TraceComparator {
     static func compare(cf: Execution, ours: Execution, allowSpuriousCycles: Bool) -> Comparison {
         var filters = FilterCounts()
         filters.lgWakeDrains = cf.wakeDrains
-        var cfTrace = cf.trace
-        var ourTrace = ours.trace
-        // S4: compare only up to (and including) the first S4 point of either trace.
-        if let cut = cfTrace.firstIndex(of: .s4Marker) ?? ourTrace.firstIndex(of: .s4Marker) {
-            filters.s4Truncations = 1
-            cfTrace = Array(cfTrace.prefix(cut + 1))
-            ourTrace = Array(ourTrace.prefix(cut + 1))
+        let result = align(cf.trace, ours.trace, cf.times, ours.times, allowSpuriousCycles: allowSpuriousCycles)
+        filters.lgCycles = result.skippedCycles
+        if let marker = ours.trace.firstIndex(of: .s4Marker) {
+            filters.s4Reached = 1
+            // S4: a difference AFTER the S4 point is the documented divergence; everything up to
+            // and including that point has matched.
+            if let divergence = result.divergence, divergence > marker {
+                filters.s4Applied = 1
+                return Comparison(matches: true, filters: filters, divergenceIndex: nil, cfLateness: result.lateness)
+            }
         }
+        return Comparison(matches: result.divergence == nil, filters: filters, divergenceIndex: result.divergence,
+                          cfLateness: result.lateness)
+    }
+
+    /// Walks both traces in step; where they differ, skips a spurious CF cycle (L-g) if allowed.
+    /// Returns the index in `ours` of the first unexplained difference (nil: none), the cycles
+    /// skipped, and how far CF ran behind our schedule up to that point.
+    private static func align(_ cfTrace: [TraceEvent], _ ourTrace: [TraceEvent], _ cfTimes: [Double],
+                              _ ourTimes: [Double], allowSpuriousCycles: Bool)
+        -> (divergence: Int?, skippedCycles: Int, lateness: Double) {
+        var skipped = 0
         var i = 0, j = 0
         var lateness = 0.0
         func noteLateness(_ i: Int, _ j: Int) {
-            guard i < cf.times.count, j < ours.times.count else { return }
-            lateness = max(lateness, cf.times[i] - ours.times[j])
+            guard i < cfTimes.count, j < ourTimes.count else { return }
+            lateness = max(lateness, cfTimes[i] - ourTimes[j])
         }
         while i < cfTrace.count || j < ourTrace.count {
             if i < cfTrace.count, j < ourTrace.count { noteLateness(i, j) }
@@ -69,13 +88,13 @@ enum TraceComparator {
             // have a stale timerfd; plain scripts have no source of spurious cycles left (their
             // leftover wake-ups are drained), so there an extra cycle is a real difference.
             if allowSpuriousCycles, let end = spuriousCycleEnd(cfTrace, from: i) {
-                filters.lgCycles += 1
+                skipped += 1
                 i = end
                 continue
             }
-            return Comparison(matches: false, filters: filters, divergenceIndex: j, cfLateness: lateness)
+            return (j, skipped, lateness)
         }
-        return Comparison(matches: true, filters: filters, divergenceIndex: nil, cfLateness: lateness)
+        return (nil, skipped, lateness)
     }
 
     /// If `trace[start...]` begins with `BT BS BW AW` of one mode (tracer events) interleaved only

@@ -43,11 +43,16 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
     // S4 bookkeeping: which sources are signalled (as far as the script can tell).
     private var sourceValid: [Bool]
     private var signalled: Set<Int> = []
-    private var sourcePerformDepth = 0
+    /// One entry per source0 perform on the stack: the sources still signalled when it began
+    /// (a superset of what that DoSources0 has yet to visit) and whether its run was rash (then
+    /// DoSources0 stops after the first perform and S4 cannot apply).
+    private struct PerformFrame { var pending: Set<Int>; var rash: Bool }
+    private var performFrames: [PerformFrame] = []
     private var s4Reached = false
 
     private struct Frame {
         var timeout: RunTimeout
+        var rash: Bool
         var start: Double
         var entered = false
         var passed = false
@@ -79,7 +84,7 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
             if sourceValid[s] { signalled.insert(s) }
             driver.signal(s)
         case .invalidateSource(let s):
-            if sourcePerformDepth > 0 && signalled.contains(s) { markS4() }
+            if losesSignalInsideDoSources0(s) { markS4() }
             sourceValid[s] = false
             signalled.remove(s)
             driver.invalidateSource(s)
@@ -121,7 +126,7 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
         case .until(let slot): seconds = max(0, Double(slot * script.gridMs) / 1000 - driver.elapsed)
         }
         record(.runBegin(mode, timeout, rash: rash))
-        frames.append(Frame(timeout: timeout, start: driver.elapsed))
+        frames.append(Frame(timeout: timeout, rash: rash, start: driver.elapsed))
         let outcome = driver.run(mode, seconds: seconds, rash: rash)
         let frame = frames.removeLast()
         checkGrid()
@@ -130,6 +135,12 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
         if outcome == .stopped && frame.entered && !frame.passed && driver.drainLeftoverWake() {
             execution.wakeDrains += 1
         }
+    }
+
+    /// S4 applies when a source that an enclosing (non-rash) DoSources0 may still visit loses its
+    /// signal or validity before its turn: SCF then returns that source's "not handled".
+    private func losesSignalInsideDoSources0(_ s: Int) -> Bool {
+        signalled.contains(s) && performFrames.contains { !$0.rash && $0.pending.contains(s) }
     }
 
     private func markS4() {
@@ -196,13 +207,13 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
 
     func sourceFired(_ s: Int) {
         checkGrid()
-        if sourcePerformDepth > 0 && signalled.contains(s) { markS4() }
+        if losesSignalInsideDoSources0(s) { markS4() }
         signalled.remove(s)
         let actions = invoke(.source(s))
         record(.source(s, acted: !actions.isEmpty))
-        sourcePerformDepth += 1
+        performFrames.append(PerformFrame(pending: signalled, rash: frames.last?.rash ?? false))
         actions.forEach(execute)
-        sourcePerformDepth -= 1
+        performFrames.removeLast()
     }
 
     func timerFired(_ t: Int) {
