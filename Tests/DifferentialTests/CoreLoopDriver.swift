@@ -98,6 +98,8 @@ final class CoreLoopDriver: LoopDriver {
         (observers + tracers).forEach { $0.invalidate() }
         sources.forEach { $0.invalidate() }
         timers.forEach { $0.invalidate() }
+        // W6 for a detached loop: pending blocks dropped, descriptors closed now.
+        loop.tearDown()
     }
 }
 
