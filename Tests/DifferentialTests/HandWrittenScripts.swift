@@ -117,6 +117,16 @@ enum HandWrittenScripts {
         steps: [.addSource(0, .common), .removeSource(0, def), .addSource(0, .common), .signal(0),
                 .run(def, .poll, rash: true)])
 
+    /// B2: CF's DoBlocks reads the live common-mode set while it walks the detached list, so a
+    /// block that makes the current mode common lets a later `.common` block run in the same walk
+    /// (before the sources); our loop decides with the common modes of the walk's start.
+    static let b2CommonModeDuringWalk = Script(
+        name: "B2-common-mode-during-walk", seed: 0, gridMs: 0,
+        sources: [SourceSpec(order: 0)],
+        blocks: [BlockSpec(actions: [.addCommonMode(1)]), BlockSpec()],
+        steps: [.addSource(0, m1), .perform(block: 0, .mode(m1)), .perform(block: 1, .mode(.common)), .signal(0),
+                .run(m1, .poll, rash: false)])
+
     /// L-c: one port per pass. When the wake-up eventfd and a due timer are both ready in the same
     /// wait, CF handles whichever its epoll set reports first (here the wake-up, queued on the
     /// default mode's epoll set by the earlier run timeout), so the timer waits for the next run;

@@ -25,8 +25,8 @@ protocol LoopDriver: AnyObject {
     var elapsed: Double { get }
     /// True when the clock is real time (CF), so grid drift must be checked.
     var isRealTime: Bool { get }
-    /// L-g: consume a wake-up left pending by a run that exited without waiting. Returns true if
-    /// there was one. Our loop has none and returns false.
+    /// L-g: consume a wake-up left pending by a finished run. Returns true if there was one. Our
+    /// loop never carries one over and returns false.
     func drainLeftoverWake() -> Bool
     /// Invalidate everything so nothing outlives the script.
     func tearDown()
@@ -55,7 +55,6 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
         var rash: Bool
         var start: Double
         var entered = false
-        var passed = false
         /// Script time of the last BeforeWaiting of this run (real-time check of relative timeouts).
         var lastBeforeWaiting: Double?
     }
@@ -132,7 +131,11 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
         checkGrid()
         checkRelativeTimeout(frame)
         record(.runEnd(outcome))
-        if outcome == .stopped && frame.entered && !frame.passed && driver.drainLeftoverWake() {
+        // L-g: CF keeps a wake-up that no wait consumed (issued before a stop at L0, or left
+        // behind when a wait took another port, L-c) and the next run then wakes at once. Our
+        // loop never carries a wake-up from one run to the next, so between top-level runs the
+        // CF executor consumes any that is left (counted under L-g).
+        if frames.isEmpty && frame.entered && driver.drainLeftoverWake() {
             execution.wakeDrains += 1
         }
     }
@@ -192,7 +195,6 @@ final class ScriptInterpreter: @unchecked Sendable {  // confined to the script'
         checkGrid()
         if let last = frames.indices.last {
             if activity == .entry { frames[last].entered = true }
-            if activity == .beforeTimers { frames[last].passed = true }
             if activity == .beforeWaiting { frames[last].lastBeforeWaiting = driver.elapsed }
         }
         record(.activity(mode, activity))
