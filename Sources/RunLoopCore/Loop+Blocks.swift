@@ -81,16 +81,16 @@ extension Loop {
                 kept += 1
             }
         }
-        frame.scratch.pointee.blocks.removeSubrange(kept...)
+        frame.scratch.pointee.blocks.truncate(to: kept)
 
-        lock.lock()
         if !frame.scratch.pointee.blocks.isEmpty {
             // B2.4: survivors go back in front of the blocks queued during the walk.
+            lock.lock()
             frame.scratch.pointee.blocks.append(contentsOf: blocks)
             swap(&blocks, &frame.scratch.pointee.blocks)
+            lock.unlock()
+            frame.scratch.pointee.blocks.truncate(to: 0)
         }
-        lock.unlock()
-        frame.scratch.pointee.blocks.removeAll(keepingCapacity: true)
         return ran
     }
 
@@ -170,7 +170,7 @@ extension Loop {
             index += 1
             callOut(.mainQueue, item.label, state.mode) { item.work() }
         }
-        frame.scratch.pointee.async.removeAll(keepingCapacity: true)
+        frame.scratch.pointee.async.truncate(to: 0)
         lock.withLock { insideAsyncDrain -= 1 }
     }
 }

@@ -97,7 +97,7 @@ extension Loop {
             if invalidateAfter { observer.invalidate() }  // O5: a one-shot observer fires once
             observer.firing.store(false, ordering: .relaxed)
         }
-        frame.scratch.pointee.observers.removeAll(keepingCapacity: true)
+        frame.scratch.pointee.observers.truncate(to: 0)
     }
 
     // MARK: Sources0 (S2, S4)
@@ -127,7 +127,7 @@ extension Loop {
             handled = true  // S4: OR, never reset
             if stopAfterHandle { break }
         }
-        frame.scratch.pointee.sources.removeAll(keepingCapacity: true)
+        frame.scratch.pointee.sources.truncate(to: 0)
         return handled
     }
 
@@ -187,7 +187,7 @@ extension Loop {
             index += 1
             doTimer(timer, state, limit: now)
         }
-        frame.scratch.pointee.timers.removeAll(keepingCapacity: true)
+        frame.scratch.pointee.timers.truncate(to: 0)
         lock.withLock { state.rearm(waiting: false) }
     }
 

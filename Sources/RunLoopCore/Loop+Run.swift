@@ -100,6 +100,8 @@ extension Loop {
         let frame = frames[depth]
         frame.stopped = false
         frame.ignoreWakeUps = false
+        runSerial &+= 1
+        frame.serial = runSerial
         // R5.2
         let previous = runningMode
         runningMode = state
@@ -154,9 +156,11 @@ extension Loop {
             // L3
             _ = passCounter.wrappingAdd(1, ordering: .relaxed)
             lock.lock()
-            // No L-g: a wake-up still pending here was written by a nested or earlier run (this
-            // run ignores wake-ups from its last wake until now, W3), so it is stale.
-            if wakePending {
+            // No L-g: a wake-up still pending here that another run wrote (a nested run, or an
+            // earlier run that ended without waiting) is stale; this run ignored wake-ups from
+            // its last wake until now (W3), so its own pending wake-up can only come from its
+            // Entry observers or before its first wait, and stays.
+            if wakePending && wakeSerial != frame.serial {
                 _ = rlk_eventfd_drain(wakeFD)
                 wakePending = false
             }
@@ -181,9 +185,14 @@ extension Loop {
             if !tookFastPath {
                 didDispatchPortLastTime = false                          // (3060)
                 if !poll { notify(.beforeWaiting, state, frame) }        // L-a (3062)
-                lock.withLock { sleeping = true }                        // W4 (3063)
+                lock.lock()
+                sleeping = true                                          // W4 (3063)
+                let quiet = (poll || virtualClock != nil) && isQuietLocked(state, asyncPort: asyncPort)
+                let armed = state.armedDeadline
+                lock.unlock()
                 if !poll { emit(.sleep, "", state.mode) }
-                live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort)  // (3070-3127)
+                live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
+                            quiet: quiet, armed: armed)                  // (3070-3127)
                 lock.withLock {
                     sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3 (3130)
@@ -208,13 +217,17 @@ extension Loop {
             case .source(let token, let ready):
                 handled = doSource1(token: token, ready: ready, state) || handled  // S8 (3249)
             }
-            doBlocks(state, frame)                                       // B3 (3273)
+            lock.lock()
+            if !blocks.isEmpty {
+                lock.unlock()
+                doBlocks(state, frame)                                   // B3 (3273)
+                lock.lock()
+            }
+            defer { lock.unlock() }
 
             // Exit checks in CF's order (L-e, 3275-3287); emptiness only now (L-f).
             if handled && stopAfterHandle { return .handledSource }
             if deadline == 0 || deadline <= clock.now { return .timedOut }
-            lock.lock()
-            defer { lock.unlock() }
             if frame.stopped {
                 frame.stopped = false
                 return .stopped
