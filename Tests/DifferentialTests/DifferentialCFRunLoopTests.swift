@@ -19,10 +19,6 @@ struct DifferentialCFRunLoop {
     /// its rule id and a minimal reproduction in `HandWrittenScripts`; remove a seed once fixed
     /// (a listed seed that starts matching fails the test, so this list cannot go stale).
     static let knownDifferences: [UInt64: String] = [
-        // W3: a wake-up issued from an Entry observer (wakeUp, stop(mode:)) is dropped by our loop
-        // at the top of the first pass; CF's first wait returns at once (extra cycle, or an early
-        // .finished when the mode emptied meanwhile). Minimal: HandWrittenScripts.w3EntryWake.
-        200: "W3", 460: "W3", 471: "W3", 1869: "W3", 2235: "W3", 2275: "W3", 2743: "W3", 2974: "W3",
         // M3: re-adding a common item to kCFRunLoopCommonModes re-inserts it into every common mode.
         // Minimal: HandWrittenScripts.m3CommonReAdd.
         1675: "M3",
@@ -189,9 +185,13 @@ struct DifferentialCFRunLoop {
 
     // MARK: differences found — minimal reproductions (reported; see knownDifferences)
 
-    @Test("Known difference W3: a wake-up from an Entry observer makes CF's first wait return at once")
-    func knownDifferenceW3EntryWake() {
-        expectKnownDifference(HandWrittenScripts.w3EntryWake, rule: "W3")
+    @Test("W3 (found here, fixed in the loop): a wake-up from an Entry observer makes the first wait return at once")
+    func w3EntryWake() {
+        let outcome = ScriptRunner.differential(HandWrittenScripts.w3EntryWake)
+        #expect(outcome.comparison.matches, Comment(rawValue: TraceComparator.report(
+            script: outcome.script, cf: outcome.cf, ours: outcome.ours, comparison: outcome.comparison)))
+        // Two passes that sleep: the Entry observer's wake-up ends the first wait at once.
+        #expect(outcome.ours.trace.filter { $0 == .activity(.default, .afterWaiting) }.count == 2)
     }
 
     @Test("Known difference M3: re-adding a common item to kCFRunLoopCommonModes re-adds it to every common mode")

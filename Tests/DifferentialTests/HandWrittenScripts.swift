@@ -101,7 +101,7 @@ enum HandWrittenScripts {
 
     /// W3: a wake-up issued in an Entry observer is effective in CF (the per-run data is pushed
     /// before Entry), so the first wait returns at once: two `BT BS BW AW` cycles in 10 ms.
-    /// Our loop drains it at the top of the first pass as if it were stale: one cycle.
+    /// (Our loop used to drain it at the top of the first pass as if it were stale: one cycle.)
     static let w3EntryWake = Script(
         name: "W3-entry-wake", seed: 0, gridMs: 0,
         observers: [ObserverSpec(activities: ScriptActivity.entry.rawValue, repeats: true, order: 0,
