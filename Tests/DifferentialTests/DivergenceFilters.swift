@@ -41,8 +41,8 @@ struct Comparison: Sendable {
     var filters: FilterCounts
     /// Index in our trace where the first unexplained difference is (nil when matching).
     var divergenceIndex: Int?
-    /// How far (seconds) CF ran behind our virtual schedule, over the events compared up to and
-    /// including the first difference. Our loop's times are exact; CF's are wall-clock.
+    /// How far (seconds) CF ran behind our virtual schedule over the events that matched before
+    /// the first difference. Our loop's times are exact; CF's are wall-clock.
     var cfLateness: Double = 0
 }
 
@@ -67,20 +67,33 @@ enum TraceComparator {
 
     /// Walks both traces in step; where they differ, skips a spurious CF cycle (L-g) if allowed.
     /// Returns the index in `ours` of the first unexplained difference (nil: none), the cycles
-    /// skipped, and how far CF ran behind our schedule up to that point.
+    /// skipped, and how far CF ran behind our schedule over the events that matched. On the grid
+    /// (`allowSpuriousCycles`) deadlines are absolute, so lateness is absolute; in plain scripts
+    /// only fixed timeouts exist, so it is measured from the start of the enclosing run.
     private static func align(_ cfTrace: [TraceEvent], _ ourTrace: [TraceEvent], _ cfTimes: [Double],
                               _ ourTimes: [Double], allowSpuriousCycles: Bool)
         -> (divergence: Int?, skippedCycles: Int, lateness: Double) {
         var skipped = 0
         var i = 0, j = 0
         var lateness = 0.0
-        func noteLateness(_ i: Int, _ j: Int) {
+        var cfRunStarts: [Double] = [], ourRunStarts: [Double] = []
+        func noteMatched(_ i: Int, _ j: Int) {
             guard i < cfTimes.count, j < ourTimes.count else { return }
-            lateness = max(lateness, cfTimes[i] - ourTimes[j])
+            if case .runBegin = cfTrace[i] {
+                cfRunStarts.append(cfTimes[i])
+                ourRunStarts.append(ourTimes[j])
+            }
+            let cfBase = allowSpuriousCycles ? 0 : (cfRunStarts.last ?? 0)
+            let ourBase = allowSpuriousCycles ? 0 : (ourRunStarts.last ?? 0)
+            lateness = max(lateness, (cfTimes[i] - cfBase) - (ourTimes[j] - ourBase))
+            if case .runEnd = cfTrace[i] {
+                _ = cfRunStarts.popLast()
+                _ = ourRunStarts.popLast()
+            }
         }
         while i < cfTrace.count || j < ourTrace.count {
-            if i < cfTrace.count, j < ourTrace.count { noteLateness(i, j) }
             if i < cfTrace.count, j < ourTrace.count, cfTrace[i] == ourTrace[j] {
+                noteMatched(i, j)
                 i += 1; j += 1
                 continue
             }

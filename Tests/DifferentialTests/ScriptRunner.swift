@@ -67,6 +67,9 @@ enum ScriptRunner {
     }
 
     static let maxTimingRetries = 4
+    /// Plain scripts: the shortest fixed timeout is 5 ms; CF running 2 ms behind our schedule
+    /// inside one run could already have let a deadline pass early.
+    static let plainLatenessBudget = 0.002
 
     /// Runs the script on both loops. CF runs in real time; when its trace differs from ours and
     /// CF was demonstrably off its timing assumptions (a callout drifted off the time grid, a
@@ -79,8 +82,8 @@ enum ScriptRunner {
         while true {
             let cf = runOnCF(script)
             let comparison = TraceComparator.compare(cf: cf, ours: ours, allowSpuriousCycles: script.usesTimeGrid)
-            let budget = Double(ScriptGenerator.gridBudgetMs) / 1000
-            let offSchedule = cf.timingViolation != nil || (script.usesTimeGrid && comparison.cfLateness > budget)
+            let budget = script.usesTimeGrid ? Double(ScriptGenerator.gridBudgetMs) / 1000 : plainLatenessBudget
+            let offSchedule = cf.timingViolation != nil || comparison.cfLateness > budget
             if comparison.matches || !offSchedule || retries >= maxTimingRetries {
                 return Outcome(script: script, cf: cf, ours: ours, comparison: comparison, timingRetries: retries,
                                unreliable: !comparison.matches && offSchedule)
