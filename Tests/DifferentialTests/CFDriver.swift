@@ -153,8 +153,17 @@ final class CFDriver: LoopDriver {
             drainObserver = observer
         }
         // A pending wake-up makes the first wait return at once: two AfterWaiting instead of one.
+        // The drain ends by its own timer, not by a run timeout: CF's run timeout is a dispatch
+        // timer whose handler can still call CFRunLoopWakeUp after the run returned (a race seen
+        // under load), which would plant exactly the kind of stray wake-up this removes.
         drainWakes = 0
-        CFRunLoopRunInMode(drainMode, 0.0005, false)
+        let loop = rl
+        let end = CFRunLoopTimerCreateWithHandler(kCFAllocatorDefault, CFAbsoluteTimeGetCurrent() + 0.0005, 0, 0, 0) { _ in
+            CFRunLoopStop(loop)
+        }!
+        CFRunLoopAddTimer(rl, end, drainMode)
+        CFRunLoopRunInMode(drainMode, 1e10, false)  // > 504911232 s: no dispatch timer at all
+        CFRunLoopTimerInvalidate(end)
         return drainWakes > 1
     }
 
