@@ -44,9 +44,8 @@ enum ScriptRunner {
             do {
                 interpreter.driver = try CoreLoopDriver(script: script, interpreter: interpreter)
             } catch {
-                var failed = Execution()
-                failed.timingViolation = "could not build the script's timers: \(error)"
-                return failed
+                // Scripts only use finite intervals; LoopTimer refuses NaN alone.
+                preconditionFailure("LoopTimer refused a script timer: \(error)")
             }
             interpreter.runScript()
             interpreter.driver = nil
