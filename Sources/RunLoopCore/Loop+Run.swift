@@ -107,7 +107,7 @@ extension Loop {
         runningMode = state
         lock.unlock()
 
-        emit(.runBegin, "", name)
+        if hasSink { emit(.runBegin, "", name) }
         notify(.entry, state, frame)                                     // R5.3
         let result = runPasses(state, frame, seconds, stopAfterHandle)   // R5.4
         notify(.exit, state, frame)                                      // R5.5: still this mode
@@ -116,7 +116,7 @@ extension Loop {
         depth -= 1
         runningMode = previous
         lock.unlock()
-        emit(.runEnd(result), "", name)
+        if hasSink { emit(.runEnd(result), "", name) }
         return result                                                    // R5.7
     }
 
@@ -190,7 +190,7 @@ extension Loop {
                 let quiet = (poll || virtualClock != nil) && isQuietLocked(state, asyncPort: asyncPort)
                 let armed = state.armedDeadline
                 lock.unlock()
-                if !poll { emit(.sleep, "", state.mode) }
+                if !poll && hasSink { emit(.sleep, "", state.mode) }
                 live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
                             quiet: quiet, armed: armed)                  // (3070-3127)
                 lock.withLock {
@@ -198,7 +198,7 @@ extension Loop {
                     frame.ignoreWakeUps = true                           // W3 (3130)
                 }
                 if !poll {
-                    emit(.wake, "", state.mode)
+                    if hasSink { emit(.wake, "", state.mode) }
                     notify(.afterWaiting, state, frame)                  // L-a (3134)
                 }
             }
