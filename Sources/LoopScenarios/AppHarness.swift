@@ -143,7 +143,7 @@ struct ScenarioOutcome {
             ScenarioArtifact(fileName: "\(name).log", contents: verbose),
             ScenarioArtifact(fileName: "\(name).json", contents: ChromeTraceExporter.json(entries, processName: name)),
             ScenarioArtifact(fileName: "\(name)-turns.svg", contents: TurnTimelineChart.svg(
-                entries, title: "\(name): callouts per turn", hidesObservers: timelineHidesObservers)),
+                entries, title: "\(name): callouts per turn", hidesObservers: timelineHidesObservers, width: 1300)),
         ]
         files += artifacts
         return ScenarioResult(name: name, expected: expected, produced: produced, checks: checks,

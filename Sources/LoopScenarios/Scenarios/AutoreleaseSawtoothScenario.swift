@@ -55,11 +55,11 @@ enum AutoreleaseSawtoothScenario {
             ])
         outcome.artifacts = [
             ScenarioArtifact(fileName: "autorelease-sawtooth-memory.svg", contents: MemoryChart.svg(
-                flat.entries, metrics: [.poolPendingEntries],
-                title: "autorelease-sawtooth: pool entries, \(n) objects per 16 ms turn (dashed: BeforeWaiting)")),
+                flat.entries, metrics: [.poolPendingEntries, .poolPeakEntries],
+                title: "autorelease-sawtooth: \(n) objects per 16 ms turn, popped at BeforeWaiting")),
             ScenarioArtifact(fileName: "autorelease-sawtooth-nested-memory.svg", contents: MemoryChart.svg(
-                nested.entries, metrics: [.poolPendingEntries],
-                title: "autorelease-sawtooth with a pool per item: pool entries (dashed: BeforeWaiting)")),
+                nested.entries, metrics: [.poolPendingEntries, .poolPeakEntries],
+                title: "autorelease-sawtooth with a pool per item: each turn peaks at \(nestedPeak) entries")),
         ]
         return outcome.result(name: "autorelease-sawtooth", entries: flat.entries)
     }
