@@ -119,8 +119,11 @@ struct AppSession<T> {
     /// The loop was deallocated once the app was torn down.
     let loopReleased: Bool
 
-    var releaseCheck: ScenarioCheck {
-        ScenarioCheck("the loop was released after teardown (no retain cycle keeps its descriptors open)", loopReleased)
+    var releaseCheck: ScenarioCheck { releaseCheck("the loop") }
+
+    /// The release check, naming the run (e.g. "the per-callout run's loop").
+    func releaseCheck(_ what: String) -> ScenarioCheck {
+        ScenarioCheck("\(what) was released after teardown (no retain cycle keeps its descriptors open)", loopReleased)
     }
 }
 

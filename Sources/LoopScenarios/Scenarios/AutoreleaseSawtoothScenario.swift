@@ -50,8 +50,8 @@ enum AutoreleaseSawtoothScenario {
                 ScenarioCheck("a pool per item: the peak stays within one page (≤ \(slotsPerPage) entries, ≤ 1 page)",
                               nested.value.fires == turns && nestedPeak >= 0 && nestedPeak <= slotsPerPage && nestedPages <= 1,
                               "peak \(nestedPeak) entries on \(nestedPages) page(s) over \(nested.value.fires) turns"),
-                flat.releaseCheck,
-                nested.releaseCheck,
+                flat.releaseCheck("the flat run's loop"),
+                nested.releaseCheck("the pool-per-item run's loop"),
             ])
         outcome.artifacts = [
             ScenarioArtifact(fileName: "autorelease-sawtooth-memory.svg", contents: MemoryChart.svg(
