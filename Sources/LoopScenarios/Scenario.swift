@@ -51,6 +51,10 @@ public struct ScenarioOptions: Sendable {
 }
 
 /// An extra assertion of a scenario: a count, a peak, an order.
+///
+/// ```swift
+/// ScenarioCheck("exactly one report", reports.count == 1, "\(reports.count) reports")
+/// ```
 public struct ScenarioCheck: Sendable, Equatable {
     public let name: String
     public let passed: Bool
@@ -65,6 +69,10 @@ public struct ScenarioCheck: Sendable, Equatable {
 }
 
 /// A file a scenario exports (text log, Chrome trace JSON, SVG chart).
+///
+/// ```swift
+/// ScenarioArtifact(fileName: "lag-monitor.json", contents: ChromeTraceExporter.json(recorder.entries))
+/// ```
 public struct ScenarioArtifact: Sendable, Equatable {
     /// File name only, e.g. `seed-code1-source0.json`.
     public let fileName: String
@@ -77,6 +85,11 @@ public struct ScenarioArtifact: Sendable, Equatable {
 }
 
 /// The outcome of one scenario run.
+///
+/// ```swift
+/// let result = ScenarioCatalog.named("lag-monitor")!.run()
+/// if !result.passed { print(ScenarioReport.failureDetails(result).joined(separator: "\n")) }
+/// ```
 public struct ScenarioResult: Sendable {
     public let name: String
     /// The compared trace as the documentation gives it (written by hand, never by our code).
