@@ -1,1 +1,83 @@
-print("usage: runloopkit [--list | --help | SCENARIO]")
+// The main job: runs the documented scenarios and writes their traces, Chrome trace JSON and
+// SVG charts to ./runloopkit-out/.
+import LoopScenarios
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+let outputDirectory = "runloopkit-out"
+
+let usage = """
+    usage: runloopkit [SCENARIO | --list | --help]
+
+      (no argument)  run every documented scenario, print ✓/✗ per scenario (with the
+                     expected-vs-produced diff and failed checks for ✗), write traces (.log),
+                     Chrome trace JSON (.json, open in ui.perfetto.dev) and SVG charts to
+                     ./\(outputDirectory)/, and end with "scenarios: N passed, M failed"
+      SCENARIO       run one scenario and print its verbose trace, checks and result
+      --list         list the scenarios with a one-line summary
+      --help         show this text
+
+    exit status: 0 all passed, 1 a scenario failed, 2 bad usage
+    """
+
+func fail(_ message: String) -> Never {
+    var stderr = StandardError()
+    print("runloopkit: \(message)", to: &stderr)
+    print("run 'runloopkit --help' for usage", to: &stderr)
+    exit(2)
+}
+
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        var bytes = Array(string.utf8)
+        _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+}
+
+/// Writes a result's artifacts; returns how many files were written.
+func writeArtifacts(_ result: ScenarioResult) -> Int {
+    let (written, errors) = result.writeArtifacts(to: outputDirectory)
+    var stderr = StandardError()
+    for error in errors { print("runloopkit: \(error)", to: &stderr) }
+    return written
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case nil:
+    var passed = 0, failed = 0, files = 0
+    // One at a time, so the process is quiet enough for the descriptor checks.
+    for scenario in ScenarioCatalog.all {
+        let result = scenario.run(ScenarioOptions(processIsQuiet: true))
+        print(ScenarioReport.line(result))
+        for line in ScenarioReport.failureDetails(result) { print(line) }
+        files += writeArtifacts(result)
+        if result.passed { passed += 1 } else { failed += 1 }
+    }
+    print("wrote \(files) files to ./\(outputDirectory)/")
+    print("scenarios: \(passed) passed, \(failed) failed")
+    exit(failed > 0 ? 1 : 0)
+case "--help", "-h":
+    guard arguments.count == 1 else { fail("--help takes no further arguments") }
+    print(usage)
+case "--list":
+    guard arguments.count == 1 else { fail("--list takes no further arguments") }
+    let width = ScenarioCatalog.all.map(\.name.count).max() ?? 0
+    for scenario in ScenarioCatalog.all {
+        print(scenario.name + String(repeating: " ", count: width - scenario.name.count + 2) + scenario.summary)
+    }
+case let name?:
+    if name.hasPrefix("-") { fail("unknown option '\(name)'") }
+    guard arguments.count == 1 else { fail("expected one scenario name, got \(arguments.count) arguments") }
+    guard let scenario = ScenarioCatalog.named(name) else {
+        fail("unknown scenario '\(name)'; known: \(ScenarioCatalog.all.map(\.name).joined(separator: ", "))")
+    }
+    let result = scenario.run(ScenarioOptions(processIsQuiet: true))
+    print(ScenarioReport.fullText(result))
+    let files = writeArtifacts(result)
+    print("wrote \(files) files to ./\(outputDirectory)/")
+    exit(result.passed ? 0 : 1)
+}

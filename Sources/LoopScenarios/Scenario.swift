@@ -1,0 +1,144 @@
+import RunLoopKit
+
+/// One documented behaviour, reproduced on RunLoopKit and compared with what the documentation
+/// says must happen.
+///
+/// A scenario builds its own loop on a fresh thread, runs it, and returns a `ScenarioResult`
+/// holding the expected trace (written by hand from the documentation), the produced trace
+/// (the same kind of lines, taken from the run), extra checks and the files to export.
+///
+/// ```swift
+/// let scenario = ScenarioCatalog.named("seed-code1-source0")!
+/// let result = scenario.run(ScenarioOptions())
+/// print(result.passed ? "✓ \(result.name)" : ScenarioReport.failureText(result))
+/// ```
+public struct Scenario: Sendable {
+    /// The name used on the command line and in the test suite (`seed-code1-source0` …).
+    public let name: String
+    /// One line saying what the scenario shows.
+    public let summary: String
+    private let body: @Sendable (ScenarioOptions) -> ScenarioResult
+
+    public init(name: String, summary: String, run body: @escaping @Sendable (ScenarioOptions) -> ScenarioResult) {
+        self.name = name
+        self.summary = summary
+        self.body = body
+    }
+
+    /// Runs the scenario on a fresh thread (joined before returning), so per-thread state
+    /// (autorelease pool, commit pipeline, `Loop.current`) starts clean and scenarios may run
+    /// in parallel.
+    public func run(_ options: ScenarioOptions = ScenarioOptions()) -> ScenarioResult {
+        let body = self.body
+        return ScenarioThread.run(name: name) { body(options) }
+    }
+}
+
+/// How a scenario may measure the process around it.
+///
+/// ```swift
+/// let result = scenario.run(ScenarioOptions(processIsQuiet: true))   // the main job
+/// ```
+public struct ScenarioOptions: Sendable {
+    /// True when nothing else in the process opens or closes descriptors meanwhile (the main
+    /// job runs scenarios one at a time). Only then do scenarios compare `/proc/self/fd` before
+    /// and after; in a parallel test run other tests' descriptors would make that check flaky.
+    public var processIsQuiet: Bool
+
+    public init(processIsQuiet: Bool = false) {
+        self.processIsQuiet = processIsQuiet
+    }
+}
+
+/// An extra assertion of a scenario: a count, a peak, an order.
+///
+/// ```swift
+/// ScenarioCheck("exactly one report", reports.count == 1, "\(reports.count) reports")
+/// ```
+public struct ScenarioCheck: Sendable, Equatable {
+    public let name: String
+    public let passed: Bool
+    /// What was measured (shown for failed and passed checks alike).
+    public let detail: String
+
+    public init(_ name: String, _ passed: Bool, _ detail: String = "") {
+        self.name = name
+        self.passed = passed
+        self.detail = detail
+    }
+}
+
+/// A file a scenario exports (text log, Chrome trace JSON, SVG chart).
+///
+/// ```swift
+/// ScenarioArtifact(fileName: "lag-monitor.json", contents: ChromeTraceExporter.json(recorder.entries))
+/// ```
+public struct ScenarioArtifact: Sendable, Equatable {
+    /// File name only, e.g. `seed-code1-source0.json`.
+    public let fileName: String
+    public let contents: String
+
+    public init(fileName: String, contents: String) {
+        self.fileName = fileName
+        self.contents = contents
+    }
+}
+
+/// The outcome of one scenario run.
+///
+/// ```swift
+/// let result = ScenarioCatalog.named("lag-monitor")!.run()
+/// if !result.passed { print(ScenarioReport.failureDetails(result).joined(separator: "\n")) }
+/// ```
+public struct ScenarioResult: Sendable {
+    public let name: String
+    /// The compared trace as the documentation gives it (written by hand, never by our code).
+    public let expected: [String]
+    /// The same kind of lines as the run produced them.
+    public let produced: [String]
+    public let checks: [ScenarioCheck]
+    /// The verbose trace of the run (`runloopkit NAME` prints it).
+    public let fullTrace: String
+    public let artifacts: [ScenarioArtifact]
+
+    public init(name: String, expected: [String], produced: [String], checks: [ScenarioCheck] = [],
+                fullTrace: String = "", artifacts: [ScenarioArtifact] = []) {
+        self.name = name
+        self.expected = expected
+        self.produced = produced
+        self.checks = checks
+        self.fullTrace = fullTrace
+        self.artifacts = artifacts
+    }
+
+    /// True when the produced trace equals the expected one line for line.
+    public var traceMatches: Bool { expected == produced }
+
+    /// The checks that failed.
+    public var failedChecks: [ScenarioCheck] { checks.filter { !$0.passed } }
+
+    /// The trace matches and every check passed.
+    public var passed: Bool { traceMatches && failedChecks.isEmpty }
+}
+
+extension ScenarioResult {
+    /// Writes every artifact into `directory` (created when missing).
+    /// Returns the number of files written and a message per file that could not be written.
+    ///
+    /// ```swift
+    /// let (written, errors) = result.writeArtifacts(to: "runloopkit-out")
+    /// ```
+    public func writeArtifacts(to directory: String) -> (written: Int, errors: [String]) {
+        var written = 0
+        var errors: [String] = []
+        for artifact in artifacts {
+            do {
+                try OutputFile.write(artifact.contents, to: "\(directory)/\(artifact.fileName)")
+                written += 1
+            } catch {
+                errors.append(error.description)
+            }
+        }
+        return (written, errors)
+    }
+}

@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Runs work on a new POSIX thread and joins it: the thread's autorelease pool, commit pipeline
+/// and `Loop.current` are created fresh and torn down when it exits, before `run` returns.
+///
+/// ```swift
+/// let answer = ScenarioThread.run(name: "worker") { 6 * 7 }
+/// ```
+enum ScenarioThread {
+    /// Runs `body` on a new thread, waits for the thread to exit and returns the body's value.
+    static func run<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) -> T {
+        let thread = start(name: name, body)
+        return thread.join()
+    }
+
+    /// Starts `body` on a new thread; call `join()` on the handle to wait for its value.
+    static func start<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) -> Handle<T> {
+        let result = ResultBox<T>()
+        let entry = ThreadEntry { result.value = body() }
+        let context = Unmanaged.passRetained(entry).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { raw in
+            let entry = Unmanaged<ThreadEntry>.fromOpaque(raw!).takeRetainedValue()
+            entry.body()
+            return nil
+        }, context)
+        precondition(status == 0, "scenario thread '\(name)': pthread_create failed (\(status))")
+        return Handle(thread: thread, result: result)
+    }
+
+    /// A started thread. Join it exactly once (`join` consumes the handle).
+    struct Handle<T: Sendable>: ~Copyable {
+        fileprivate let thread: pthread_t
+        fileprivate let result: ResultBox<T>
+
+        /// Waits for the thread to exit (its thread-local destructors included) and returns
+        /// the body's value.
+        consuming func join() -> T {
+            let status = pthread_join(thread, nil)
+            precondition(status == 0, "scenario thread: pthread_join failed (\(status))")
+            // The thread has exited: its write of `value` happened before pthread_join returned.
+            return result.value!
+        }
+    }
+}
+
+/// The thread's entry point: written before pthread_create, run once by the new thread.
+private final class ThreadEntry: @unchecked Sendable {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+/// The body's value: written by the new thread, read by the joining thread after pthread_join
+/// (which orders the two).
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+    var value: T?
+}

@@ -1,0 +1,76 @@
+import RunLoopKit
+
+/// A lag monitor as in WeChat Matrix measures each turn from wake-up to BeforeWaiting: 10 ms
+/// turns pass unnoticed; a 200 ms source0 callout is reported once, with its label.
+enum LagMonitorScenario {
+    static let scenario = Scenario(
+        name: "lag-monitor",
+        summary: "threshold 100 ms: five 10 ms turns are not reported, a 200 ms slowImageDecode callout is reported once"
+    ) { _ in
+        AppHarness.run(name: "lag-monitor") { app in
+            let loop = app.loop, clock = app.clock, recorder = app.recorder
+            let monitor = LagMonitor(threshold: 0.1, recorder: recorder)
+            // On the virtual clock a check at every callout end is a watchdog with perfect
+            // resolution, and no thread sleeps.
+            monitor.checksAtCalloutEnd = true
+            monitor.install(on: loop, interceptCallouts: false)
+            loop.addCalloutInterceptor(monitor)
+
+            var ticks = 0
+            // Valid intervals: `try!` cannot fail.
+            let tick = try! LoopTimer(after: 0.050, clock: clock, interval: 0.050, label: "tick") { timer in
+                ticks += 1
+                recorder.log("tick \(ticks): 10 ms of work")
+                clock.advance(seconds: 0.010)
+                if ticks == 5 { timer.invalidate() }
+            }
+            let decode = LoopSource(label: "slowImageDecode") {
+                recorder.log("slowImageDecode: 200 ms of work")
+                clock.advance(seconds: 0.200)
+            }
+            let arrival = try! LoopTimer(after: 0.300, clock: clock, label: "imageArrived") { _ in
+                recorder.log("image data arrived")
+                decode.signal()
+            }
+            loop.add(tick, mode: .common)
+            loop.add(decode, mode: .common)
+            loop.add(arrival, mode: .common)
+            loop.run(mode: .default, timeout: 0.6)
+            decode.invalidate()
+            monitor.uninstall()
+            loop.removeCalloutInterceptor(monitor)
+
+            let produced = recorder.entries.compactMap { entry -> String? in
+                switch entry.kind {
+                case .log: return entry.label
+                case .lag(let report):
+                    return "lag report: \(report.calloutLabel ?? "-") awake \(report.spanNanoseconds / 1_000_000) ms"
+                default: return nil
+                }
+            }
+            var expected = (1...5).map { "tick \($0): 10 ms of work" }
+            expected += [
+                "image data arrived",
+                "slowImageDecode: 200 ms of work",
+                // Awake since the AfterWaiting at 300 ms; checked when the callout ends at 500 ms.
+                "lag report: slowImageDecode awake 200 ms",
+            ]
+            let reports = monitor.reports
+            var outcome = ScenarioOutcome(
+                expected: expected,
+                produced: produced,
+                checks: [
+                    ScenarioCheck("exactly one report", reports.count == 1, "\(reports.count) reports"),
+                    ScenarioCheck("it names the source0 callout slowImageDecode",
+                                  reports.first?.calloutLabel == "slowImageDecode" && reports.first?.calloutKind == .source0,
+                                  "\(reports.first?.calloutLabel ?? "-") (\(reports.first.map { "\($0.calloutKind.map { "\($0)" } ?? "-")" } ?? "-"))"),
+                    ScenarioCheck("its span is ≥ 200 ms", (reports.first?.spanNanoseconds ?? 0) >= 200_000_000,
+                                  "\(Double(reports.first?.spanNanoseconds ?? 0) / 1e6) ms"),
+                    ScenarioCheck("the 10 ms turns completed unreported", ticks == 5 && monitor.completedTurns >= 6,
+                                  "\(ticks) ticks, \(monitor.completedTurns) turns completed"),
+                ])
+            outcome.timelineHidesObservers = true
+            return outcome
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Dispatch
+import RunLoopKit
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The "resident thread" pattern (AFNetworking's network thread): a background thread whose loop
+/// is kept alive by a port source and run in a loop guarded by a keep-running flag; other threads
+/// perform work on it and wait until it is done; it is stopped with the flag plus `stop()`, the
+/// thread exits and its loop is torn down (W6).
+enum ResidentThreadScenario {
+    static let jobs = 3
+
+    static let scenario = Scenario(
+        name: "resident-thread",
+        summary: "a background loop kept alive by a port runs work for another thread (wait until done), then stops and exits cleanly"
+    ) { options in
+        let descriptorsBefore = options.processIsQuiet ? ProcessResources.openDescriptors() : 0
+        let threadsBefore = options.processIsQuiet ? ProcessResources.threads() : 0
+        let recorder = TraceRecorder()
+        let shared = ResidentState()
+        let started = DispatchSemaphore(value: 0)
+        var lines: [String] = []
+        var checks: [ScenarioCheck] = []
+
+        let resident = ScenarioThread.start(name: "resident") { () -> Int in
+            let loop = Loop.current
+            recorder.attach(to: loop)
+            recorder.observeActivities(on: loop)
+            // A port nobody sends to: it keeps the default mode from being empty, so run()
+            // sleeps instead of returning .finished at once.
+            loop.add(LoopPortSource(label: "keepAlivePort") { _ in }, mode: .default)
+            shared.publish(loop: loop, thread: pthread_self())
+            started.signal()
+            var runs = 0
+            while shared.keepRunning.load(ordering: .acquiring) {
+                loop.run(mode: .default, timeout: 1e10)
+                runs += 1
+            }
+            recorder.log("resident loop left its run loop after \(runs) run(s)")
+            return runs
+        }
+
+        let startedInTime = started.wait(timeout: .now() + .seconds(10)) == .success
+        if startedInTime, let loop = shared.loop {
+            lines.append("resident thread started its loop")
+            for job in 1...jobs {
+                let done = DispatchSemaphore(value: 0)
+                loop.performAndWake(label: "job \(job)") {
+                    shared.recordJob(job)
+                    recorder.log("job \(job) runs on the resident thread")
+                    done.signal()
+                }
+                // waitUntilDone: YES — bounded so a broken loop reports instead of hanging.
+                let finished = done.wait(timeout: .now() + .seconds(10)) == .success
+                let (ranOnResident, order) = shared.jobReport()
+                lines.append("job \(job) " + (finished ? "done" : "NOT done")
+                             + (ranOnResident ? " on the resident thread" : " on another thread")
+                             + ", jobs so far \(order)")
+            }
+            // Stop: clear the flag and stop the run from the resident thread itself, so the
+            // flag is always seen (a stop() between two runs would be lost, W1).
+            loop.performAndWake(label: "stopResidentLoop") {
+                shared.keepRunning.store(false, ordering: .releasing)
+                Loop.current.stop()
+            }
+            lines.append("stop requested (keepRunning = false + stop())")
+        } else {
+            lines.append("resident thread did not start")
+        }
+        let runs = resident.join()
+        lines.append("resident thread exited")
+        checks.append(ScenarioCheck("the resident loop ran until stopped (one run per stop)", runs == 1, "\(runs) run(s)"))
+        checks.append(ScenarioCheck("the loop was torn down at thread exit (weak reference is nil)",
+                                    shared.loop == nil, shared.loop == nil ? "released" : "still alive"))
+        if options.processIsQuiet {
+            let descriptorsAfter = ProcessResources.openDescriptors()
+            let threadsAfter = ProcessResources.threads()
+            checks.append(ScenarioCheck("open descriptors back to the baseline", descriptorsAfter == descriptorsBefore,
+                                        "\(descriptorsBefore) before, \(descriptorsAfter) after"))
+            checks.append(ScenarioCheck("threads back to the baseline", threadsAfter == threadsBefore,
+                                        "\(threadsBefore) before, \(threadsAfter) after"))
+        }
+        var expected = ["resident thread started its loop"]
+        for job in 1...jobs {
+            expected.append("job \(job) done on the resident thread, jobs so far \((1...job).map { $0 })")
+        }
+        expected += ["stop requested (keepRunning = false + stop())", "resident thread exited"]
+        return ScenarioOutcome(expected: expected, produced: lines, checks: checks, timelineHidesObservers: true)
+            .result(name: "resident-thread", entries: recorder.entries)
+    }
+}
+
+/// What the scenario thread and the resident thread share; every field is guarded by `lock`
+/// or atomic.
+private final class ResidentState: @unchecked Sendable {
+    let keepRunning = Atomic<Bool>(true)
+    private let lock = ScenarioLock()
+    private weak var weakLoop: Loop?
+    private var residentThread: pthread_t?
+    private var jobs: [Int] = []
+    private var allOnResident = true
+
+    func publish(loop: Loop, thread: pthread_t) {
+        lock.withLock {
+            weakLoop = loop
+            residentThread = thread
+        }
+    }
+
+    var loop: Loop? { lock.withLock { weakLoop } }
+
+    /// Called by a job on the thread it runs on.
+    func recordJob(_ job: Int) {
+        let me = pthread_self()
+        lock.withLock {
+            jobs.append(job)
+            if let residentThread, pthread_equal(residentThread, me) == 0 { allOnResident = false }
+        }
+    }
+
+    func jobReport() -> (allOnResident: Bool, order: [Int]) {
+        lock.withLock { (allOnResident && !jobs.isEmpty, jobs) }
+    }
+}

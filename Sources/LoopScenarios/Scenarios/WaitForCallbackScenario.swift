@@ -1,0 +1,118 @@
+import Dispatch
+import RunLoopKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Seed 002's network example: a request made on another thread delivers its completion to the
+/// loop's thread (performAndWake). Running the loop until the callback sets `done` works;
+/// blocking the loop's thread on a semaphore that only the callback signals deadlocks, because
+/// the callback is queued on the very loop that is blocked. A watchdog (a bounded wait) shows
+/// it instead of hanging; running the loop once afterwards delivers the stuck callback.
+enum WaitForCallbackScenario {
+    /// The watchdog's bound on the blocked wait (real time; the wait can never succeed, so the
+    /// outcome does not depend on it).
+    static let watchdogMilliseconds = 100
+
+    static let scenario = Scenario(
+        name: "wait-for-callback",
+        summary: "run the loop until a cross-thread callback stops it; the semaphore variant deadlocks (shown by a 100 ms watchdog), nothing hangs"
+    ) { options in
+        let descriptorsBefore = options.processIsQuiet ? ProcessResources.openDescriptors() : 0
+        let recorder = TraceRecorder()
+        var checks: [ScenarioCheck] = []
+        weak var releasedLoop: Loop?
+        do {
+            let loop = Loop(clock: MonotonicClock.shared)
+            releasedLoop = loop
+            recorder.attach(to: loop)
+            let activities = recorder.observeActivities(on: loop)
+            let keepAlive = LoopPortSource(label: "keepAlivePort") { _ in }
+            loop.add(keepAlive, mode: .default)
+            let loopThread = pthread_self()
+            let state = CallbackState()
+
+            // (a) Run the loop until the callback says it is done.
+            recorder.log("request sent")
+            let network = ScenarioThread.start(name: "network-a") {
+                // … the response arrives on the network thread …
+                loop.performAndWake(label: "completionHandler") {
+                    let onLoopThread = pthread_equal(pthread_self(), loopThread) != 0
+                    recorder.log("callback: 200 OK" + (onLoopThread ? " on the loop thread" : " on another thread"))
+                    state.finish()
+                    loop.stop()
+                }
+            }
+            let safetyNet = MonotonicClock.shared.now + 10_000_000_000
+            var result = Loop.RunResult.finished
+            while !state.isDone && MonotonicClock.shared.now < safetyNet {
+                result = loop.run(mode: .default, timeout: 1)
+            }
+            network.join()
+            recorder.log("run returned \(result)")
+            checks.append(ScenarioCheck("(a) the callback was delivered and stopped the run",
+                                        state.isDone && result == .stopped, "done \(state.isDone), run returned \(result)"))
+
+            // (b) Block the loop's thread on a semaphore only the callback signals.
+            recorder.log("semaphore variant: request sent")
+            let responded = DispatchSemaphore(value: 0)
+            let queued = DispatchSemaphore(value: 0)
+            let network2 = ScenarioThread.start(name: "network-b") {
+                loop.performAndWake(label: "completionHandler") {
+                    recorder.log("callback: 200 OK")
+                    responded.signal()
+                }
+                queued.signal()
+            }
+            // The watchdog: a bounded wait instead of `responded.wait()`, which would hang.
+            let answered = responded.wait(timeout: .now() + .milliseconds(watchdogMilliseconds)) == .success
+            let wasQueued = queued.wait(timeout: .now() + .seconds(10)) == .success
+            network2.join()
+            if !answered && wasQueued {
+                recorder.log("deadlock: the callback is queued on the blocked loop thread")
+            } else {
+                recorder.log("no deadlock?! answered \(answered), queued \(wasQueued)")
+            }
+            // Unblock the situation the right way: let the loop run once.
+            let once = loop.run(mode: .default, timeout: 0)
+            let delivered = responded.wait(timeout: .now()) == .success
+            recorder.log(delivered ? "after one loop pass the semaphore is signalled" : "the callback is still stuck")
+            checks.append(ScenarioCheck("(b) the watchdog saw the deadlock, and one loop pass delivered the callback",
+                                        !answered && wasQueued && delivered,
+                                        "answered within \(watchdogMilliseconds) ms: \(answered), delivered after one pass: \(delivered) (run returned \(once))"))
+            keepAlive.invalidate()
+            activities.invalidate()
+            loop.eventSink = nil
+        }
+        checks.append(ScenarioCheck("the loop was released (no retain cycle)", releasedLoop == nil))
+        if options.processIsQuiet {
+            let descriptorsAfter = ProcessResources.openDescriptors()
+            checks.append(ScenarioCheck("open descriptors back to the baseline", descriptorsAfter == descriptorsBefore,
+                                        "\(descriptorsBefore) before, \(descriptorsAfter) after"))
+        }
+        let expected = [
+            "request sent",
+            "callback: 200 OK on the loop thread",
+            "run returned stopped",
+            "semaphore variant: request sent",
+            "deadlock: the callback is queued on the blocked loop thread",
+            "callback: 200 OK",
+            "after one loop pass the semaphore is signalled",
+        ]
+        let produced = recorder.entries.filter { $0.kind == .log }.map(\.label)
+        return ScenarioOutcome(expected: expected, produced: produced, checks: checks, timelineHidesObservers: true)
+            .result(name: "wait-for-callback", entries: recorder.entries)
+    }
+}
+
+/// The `done` flag the callback sets; read by the loop's thread between runs.
+private final class CallbackState: @unchecked Sendable {
+    // Guarded by `lock`: written by the callback, read by the run loop's caller.
+    private let lock = ScenarioLock()
+    private var done = false
+
+    func finish() { lock.withLock { done = true } }
+    var isDone: Bool { lock.withLock { done } }
+}
