@@ -50,6 +50,24 @@ func openDescriptorCount() -> Int {
     return count - 3  // ".", ".." and the directory stream itself
 }
 
+/// Open descriptors as "fd -> target" strings.
+func openDescriptors() -> Set<String> {
+    guard let dir = opendir("/proc/self/fd") else { return [] }
+    defer { closedir(dir) }
+    var result: Set<String> = []
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        guard name != ".", name != ".." else { continue }
+        var target = [CChar](repeating: 0, count: 256)
+        let n = readlink("/proc/self/fd/" + name, &target, 255)
+        let text = n > 0 ? String(decoding: target.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+        result.insert("\(name) -> \(text)")
+    }
+    return result.filter { !$0.hasPrefix("\(dirfd(dir)) ") }
+}
+
 /// Runs `body` on a new pthread and waits for it to finish (and so for its TSD destructors).
 func onNewThread(_ body: @escaping @Sendable () -> Void) {
     final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
