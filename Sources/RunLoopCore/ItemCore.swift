@@ -29,11 +29,13 @@ final class ItemCore: @unchecked Sendable {  // every var is guarded by `lock`
     /// several (S5).
     let allowsSeveralLoops: Bool
     var valid = true
+    /// Mirror of `valid` the loop reads without taking the item's lock.
+    let validFlag = Atomic<Bool>(true)
     var homes: [Home] = []
 
     init(allowsSeveralLoops: Bool) { self.allowsSeveralLoops = allowsSeveralLoops }
 
-    var isValid: Bool { lock.withLock { valid } }
+    var isValid: Bool { validFlag.load(ordering: .acquiring) }
 
     /// Whether `loop` may take the item: it is valid and not bound to another loop (unless
     /// several are allowed). Call with the loop's lock held.
@@ -75,6 +77,7 @@ final class ItemCore: @unchecked Sendable {  // every var is guarded by `lock`
         lock.withLock {
             guard valid else { return nil }
             valid = false
+            validFlag.store(false, ordering: .releasing)
             clear()
             return homes.compactMap(\.loop)
         }

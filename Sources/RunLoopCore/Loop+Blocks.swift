@@ -53,7 +53,7 @@ extension Loop {
     /// Whether a pending block targets `state` (R4e). Lock held.
     func hasBlockLocked(for state: ModeState) -> Bool {
         guard !blocks.isEmpty else { return false }
-        let isCommon = commonModeNames.contains(state.mode)
+        let isCommon = state.isCommon
         return blocks.contains { $0.matches(state.mode, isCommon: isCommon) }
     }
 
@@ -63,34 +63,34 @@ extension Loop {
     func doBlocks(_ state: ModeState, _ frame: RunFrame) -> Bool {
         lock.lock()
         if blocks.isEmpty { lock.unlock(); return false }
-        swap(&blocks, &frame.blockScratch)
-        let isCommon = commonModeNames.contains(state.mode)
+        swap(&blocks, &frame.scratch.pointee.blocks)
+        let isCommon = state.isCommon
         lock.unlock()
 
         var ran = false
         var kept = 0
         var index = 0
-        while index < frame.blockScratch.count {
-            let block = frame.blockScratch[index]
+        while index < frame.scratch.pointee.blocks.count {
+            let block = frame.scratch.pointee.blocks[index]
             index += 1
             if block.matches(state.mode, isCommon: isCommon) {
                 ran = true
                 callOutToBlock(block, state.mode)  // B4
             } else {
-                frame.blockScratch[kept] = block
+                frame.scratch.pointee.blocks[kept] = block
                 kept += 1
             }
         }
-        frame.blockScratch.removeSubrange(kept...)
+        frame.scratch.pointee.blocks.truncate(to: kept)
 
-        lock.lock()
-        if !frame.blockScratch.isEmpty {
+        if !frame.scratch.pointee.blocks.isEmpty {
             // B2.4: survivors go back in front of the blocks queued during the walk.
-            frame.blockScratch.append(contentsOf: blocks)
-            swap(&blocks, &frame.blockScratch)
+            lock.lock()
+            frame.scratch.pointee.blocks.append(contentsOf: blocks)
+            swap(&blocks, &frame.scratch.pointee.blocks)
+            lock.unlock()
+            frame.scratch.pointee.blocks.truncate(to: 0)
         }
-        lock.unlock()
-        frame.blockScratch.removeAll(keepingCapacity: true)
         return ran
     }
 
@@ -136,12 +136,12 @@ extension Loop {
     /// common mode. Lock held.
     func mainQueueClauseLocked(_ state: ModeState) -> Bool {
         isMainLoop && insideAsyncDrain == 0 && rlk_is_main_thread() != 0
-            && pthread_equal(pthread_self(), owner) != 0 && commonModeNames.contains(state.mode)
+            && pthread_equal(pthread_self(), owner) != 0 && state.isCommon
     }
 
     /// The per-loop analogue: a common mode, not inside this loop's drain. Lock held.
     func asyncClauseActiveLocked(_ state: ModeState) -> Bool {
-        !isMainLoop && asyncFD >= 0 && insideAsyncDrain == 0 && commonModeNames.contains(state.mode)
+        !isMainLoop && asyncFD >= 0 && insideAsyncDrain == 0 && state.isCommon
     }
 
     /// The fast-path probe (SCF 3036): is work waiting right now? Consumes the readiness.
@@ -161,16 +161,16 @@ extension Loop {
         }
         lock.lock()
         insideAsyncDrain += 1
-        swap(&asyncPending, &frame.asyncScratch)
+        swap(&asyncPending, &frame.scratch.pointee.async)
         _ = rlk_eventfd_drain(asyncFD)
         lock.unlock()
         var index = 0
-        while index < frame.asyncScratch.count {
-            let item = frame.asyncScratch[index]
+        while index < frame.scratch.pointee.async.count {
+            let item = frame.scratch.pointee.async[index]
             index += 1
             callOut(.mainQueue, item.label, state.mode) { item.work() }
         }
-        frame.asyncScratch.removeAll(keepingCapacity: true)
+        frame.scratch.pointee.async.truncate(to: 0)
         lock.withLock { insideAsyncDrain -= 1 }
     }
 }

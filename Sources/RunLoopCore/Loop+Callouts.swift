@@ -79,29 +79,25 @@ extension Loop {
         // O4: collect under the lock…
         lock.lock()
         for observer in state.observers where observer.activities.rawValue & activity.rawValue != 0 {
-            let eligible = observer.core.lock.withLock { observer.core.valid && !observer.firing }
-            if eligible { frame.observerScratch.append(observer) }
+            if observer.core.isValid && !observer.firing.load(ordering: .relaxed) { frame.scratch.pointee.observers.append(observer) }
         }
         lock.unlock()
         emit(.activity(activity), activity.shortName, state.mode)
         // …then call each with the lock released.
         var index = 0
-        while index < frame.observerScratch.count {
-            let observer = frame.observerScratch[index]
+        while index < frame.scratch.pointee.observers.count {
+            let observer = frame.scratch.pointee.observers[index]
             index += 1
-            let invalidateAfter: Bool? = observer.core.lock.withLock {
-                guard observer.core.valid else { return nil }  // invalidated by an earlier callout (O5)
-                observer.firing = true
-                return !observer.repeats
-            }
-            guard let invalidateAfter else { continue }
+            guard observer.core.isValid else { continue }  // invalidated by an earlier callout (O5)
+            observer.firing.store(true, ordering: .relaxed)
+            let invalidateAfter = !observer.repeats
             callOut(.observer, observer.label, state.mode) {
                 __RLK_IS_CALLING_OUT_TO_AN_OBSERVER__(observer, activity)
             }
             if invalidateAfter { observer.invalidate() }  // O5: a one-shot observer fires once
-            observer.core.lock.withLock { observer.firing = false }
+            observer.firing.store(false, ordering: .relaxed)
         }
-        frame.observerScratch.removeAll(keepingCapacity: true)
+        frame.scratch.pointee.observers.truncate(to: 0)
     }
 
     // MARK: Sources0 (S2, S4)
@@ -112,30 +108,26 @@ extension Loop {
     func doSources0(_ state: ModeState, _ frame: RunFrame, stopAfterHandle: Bool) -> Bool {
         lock.lock()
         for source in state.sources0 {
-            let stamp = source.core.lock.withLock { source.core.valid ? source.signalStamp : 0 }
-            if stamp != 0 { frame.sourceScratch.append(Source0Pick(source: source, order: source.order, stamp: stamp)) }
+            let stamp = source.signalStamp.load(ordering: .acquiring)
+            if stamp != 0 && source.core.isValid { frame.scratch.pointee.sources.append(Source0Pick(source: source, order: source.order, stamp: stamp)) }
         }
         lock.unlock()
-        if frame.sourceScratch.isEmpty { return false }
-        sortPicks(&frame.sourceScratch)
+        if frame.scratch.pointee.sources.isEmpty { return false }
+        sortPicks(&frame.scratch.pointee.sources)
 
         var handled = false
         var index = 0
-        while index < frame.sourceScratch.count {
-            let source = frame.sourceScratch[index].source
+        while index < frame.scratch.pointee.sources.count {
+            let source = frame.scratch.pointee.sources[index].source
             index += 1
             // S2: still signalled? clear before the perform; perform only if still valid.
-            let perform = source.core.lock.withLock { () -> Bool in
-                guard source.signalStamp != 0 else { return false }
-                source.signalStamp = 0
-                return source.core.valid
-            }
-            guard perform else { continue }
+            guard source.signalStamp.exchange(0, ordering: .acquiringAndReleasing) != 0,
+                  source.core.isValid else { continue }
             callOut(.source0, source.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_SOURCE0_PERFORM__(source) }
             handled = true  // S4: OR, never reset
             if stopAfterHandle { break }
         }
-        frame.sourceScratch.removeAll(keepingCapacity: true)
+        frame.scratch.pointee.sources.truncate(to: 0)
         return handled
     }
 
@@ -186,16 +178,16 @@ extension Loop {
                 (timer.fireDate, timer.core.valid && !timer.firing)
             }
             if date > now { break }
-            if eligible { frame.timerScratch.append(timer) }
+            if eligible { frame.scratch.pointee.timers.append(timer) }
         }
         lock.unlock()
         var index = 0
-        while index < frame.timerScratch.count {
-            let timer = frame.timerScratch[index]
+        while index < frame.scratch.pointee.timers.count {
+            let timer = frame.scratch.pointee.timers[index]
             index += 1
             doTimer(timer, state, limit: now)
         }
-        frame.timerScratch.removeAll(keepingCapacity: true)
+        frame.scratch.pointee.timers.truncate(to: 0)
         lock.withLock { state.rearm(waiting: false) }
     }
 

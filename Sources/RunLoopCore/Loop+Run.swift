@@ -90,7 +90,7 @@ extension Loop {
         lock.lock()
         // R2: a torn-down loop.
         // R3: look the mode up without creating it; missing or empty → .finished, no Entry/Exit.
-        guard !tornDown, let state = modes[name], !isEmptyLocked(state) else {
+        guard let state = modeStateLocked(name, create: false), !isEmptyLocked(state) else {
             lock.unlock()
             return .finished
         }
@@ -181,9 +181,14 @@ extension Loop {
             if !tookFastPath {
                 didDispatchPortLastTime = false                          // (3060)
                 if !poll { notify(.beforeWaiting, state, frame) }        // L-a (3062)
-                lock.withLock { sleeping = true }                        // W4 (3063)
+                lock.lock()
+                sleeping = true                                          // W4 (3063)
+                let quiet = (poll || virtualClock != nil) && isQuietLocked(state, asyncPort: asyncPort)
+                let armed = state.armedDeadline
+                lock.unlock()
                 if !poll { emit(.sleep, "", state.mode) }
-                live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort)  // (3070-3127)
+                live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
+                            quiet: quiet, armed: armed)                  // (3070-3127)
                 lock.withLock {
                     sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3 (3130)
@@ -195,7 +200,7 @@ extension Loop {
             }
 
             // HANDLE (3137): exactly one cause per pass (L-c).
-            lock.withLock { frame.ignoreWakeUps = true }
+            if tookFastPath { lock.withLock { frame.ignoreWakeUps = true } }
             switch live {
             case .none, .wake:
                 break                                                    // (3180)
@@ -208,13 +213,17 @@ extension Loop {
             case .source(let token, let ready):
                 handled = doSource1(token: token, ready: ready, state) || handled  // S8 (3249)
             }
-            doBlocks(state, frame)                                       // B3 (3273)
+            lock.lock()
+            if !blocks.isEmpty {
+                lock.unlock()
+                doBlocks(state, frame)                                   // B3 (3273)
+                lock.lock()
+            }
+            defer { lock.unlock() }
 
             // Exit checks in CF's order (L-e, 3275-3287); emptiness only now (L-f).
             if handled && stopAfterHandle { return .handledSource }
-            if deadline <= clock.now { return .timedOut }
-            lock.lock()
-            defer { lock.unlock() }
+            if deadline == 0 || deadline <= clock.now { return .timedOut }
             if frame.stopped {
                 frame.stopped = false
                 return .stopped

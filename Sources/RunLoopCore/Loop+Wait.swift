@@ -24,7 +24,22 @@ extension Loop {
     /// A due timer wins over other ready descriptors; those stay ready (level-triggered) for
     /// the next pass. Stale readiness (a timer descriptor whose deadline moved) is consumed here
     /// and never surfaces as a wake with nothing to do (no L-g).
-    func wait(_ state: ModeState, poll: Bool, until deadline: LoopInstant, asyncPort: Int32) -> LivePort {
+    ///
+    /// `quiet` (see `isQuietLocked`) and `armed` (the mode's timer deadline) were read by the
+    /// caller under the lock when it set `sleeping`.
+    func wait(_ state: ModeState, poll: Bool, until deadline: LoopInstant, asyncPort: Int32,
+              quiet: Bool, armed: LoopInstant) -> LivePort {
+        if quiet {
+            // Nothing in the set can be ready: a poll, or a virtual wait with a deadline, needs
+            // no system call.
+            if armed != .max && armed <= clock.now { return .timer }
+            if poll { return .none }
+            let target = min(armed, deadline)
+            if let virtualClock, target != .max {
+                virtualClock.advance(to: target)
+                return timerDue(state) ? .timer : .none
+            }
+        }
         if asyncPort >= 0 { _ = rlk_epoll_add(state.epollFD, asyncPort, 1, WaitToken.async, 0) }  // L1 (3070)
         defer { if asyncPort >= 0 { _ = rlk_epoll_remove(state.epollFD, asyncPort) } }          // (3127)
         var token: UInt64 = 0
@@ -80,6 +95,12 @@ extension Loop {
             if clock.now >= deadline { return .none }  // the run's timeout (X5)
             // woke early (EINTR, rounding): wait for the rest
         }
+    }
+
+    /// No port or fd source in the mode, no pending wake-up, no async work we could see. Lock held.
+    func isQuietLocked(_ state: ModeState, asyncPort: Int32) -> Bool {
+        !wakePending && state.ports.isEmpty && state.files.isEmpty
+            && (asyncPort < 0 || (!isMainLoop && asyncPending.isEmpty))
     }
 
     @inline(__always)

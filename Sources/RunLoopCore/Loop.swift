@@ -37,30 +37,80 @@ public final class Loop: @unchecked Sendable {
     /// Registry loops are torn down at thread exit (W6); detached loops at deinit.
     let isRegistered: Bool
 
-    /// CF's `_wakeUpPort`: an eventfd in every mode's epoll set.
-    private(set) var wakeFD: Int32
-    /// The wake eventfd was written and not yet read; lets a pass skip the read otherwise.
-    var wakePending = false
-    var modes: [Loop.Mode: ModeState] = [:]
-    var modeOrder: [Loop.Mode] = []
-    var commonModeNames: Set<Loop.Mode> = [.default]  // M2
-    var commonItems = CommonItems()
-    var blocks: [PendingBlock] = []
-    /// frames[0] is the base per-run data with `ignoreWakeUps` set (W3: wake-ups are ignored
-    /// when the loop is not running); each run pushes frames[depth] (R5).
-    var frames: [RunFrame]
-    var depth = 0
-    var runningMode: ModeState?
-    var sleeping = false
-    var tornDown = false
-    /// Non-main loops: the async queue (an eventfd readable while `asyncPending` is non-empty).
-    var asyncFD: Int32 = -1
-    var asyncPending: [AsyncWork] = []
-    /// Depth of async-queue drains in progress (CF's `__CFTSDKeyIsInGCDMainQ`; only the owner
-    /// thread drains, so a per-loop counter is that thread's flag).
-    var insideAsyncDrain = 0
-    /// Main loop: libdispatch's main-queue eventfd, fetched on first need (loop thread).
-    var dispatchFD: Int32 = -1
+    /// The mutable state below lives behind a pointer: Swift checks exclusive access to class
+    /// `var` properties at run time, which cost a third of a pass's instructions; access through
+    /// `storage` is guarded by `lock` (or confined to the loop thread) instead.
+    let storage: UnsafeMutablePointer<LoopState>
+
+    var wakeFD: Int32 {
+        _read { yield storage.pointee.wakeFD }
+        _modify { yield &storage.pointee.wakeFD }
+    }
+    var wakePending: Bool {
+        _read { yield storage.pointee.wakePending }
+        _modify { yield &storage.pointee.wakePending }
+    }
+    var modes: [Loop.Mode: ModeState] {
+        _read { yield storage.pointee.modes }
+        _modify { yield &storage.pointee.modes }
+    }
+    var modeOrder: [Loop.Mode] {
+        _read { yield storage.pointee.modeOrder }
+        _modify { yield &storage.pointee.modeOrder }
+    }
+    var lastLookup: ModeState? {
+        _read { yield storage.pointee.lastLookup }
+        _modify { yield &storage.pointee.lastLookup }
+    }
+    var commonModeNames: Set<Loop.Mode> {
+        _read { yield storage.pointee.commonModeNames }
+        _modify { yield &storage.pointee.commonModeNames }
+    }
+    var commonItems: CommonItems {
+        _read { yield storage.pointee.commonItems }
+        _modify { yield &storage.pointee.commonItems }
+    }
+    var blocks: [PendingBlock] {
+        _read { yield storage.pointee.blocks }
+        _modify { yield &storage.pointee.blocks }
+    }
+    var frames: [RunFrame] {
+        _read { yield storage.pointee.frames }
+        _modify { yield &storage.pointee.frames }
+    }
+    var depth: Int {
+        _read { yield storage.pointee.depth }
+        _modify { yield &storage.pointee.depth }
+    }
+    var runningMode: ModeState? {
+        _read { yield storage.pointee.runningMode }
+        _modify { yield &storage.pointee.runningMode }
+    }
+    var sleeping: Bool {
+        _read { yield storage.pointee.sleeping }
+        _modify { yield &storage.pointee.sleeping }
+    }
+    var tornDown: Bool {
+        _read { yield storage.pointee.tornDown }
+        _modify { yield &storage.pointee.tornDown }
+    }
+    var asyncFD: Int32 {
+        _read { yield storage.pointee.asyncFD }
+        _modify { yield &storage.pointee.asyncFD }
+    }
+    var asyncPending: [AsyncWork] {
+        _read { yield storage.pointee.asyncPending }
+        _modify { yield &storage.pointee.asyncPending }
+    }
+    var insideAsyncDrain: Int {
+        _read { yield storage.pointee.insideAsyncDrain }
+        _modify { yield &storage.pointee.insideAsyncDrain }
+    }
+    var dispatchFD: Int32 {
+        _read { yield storage.pointee.dispatchFD }
+        _modify { yield &storage.pointee.dispatchFD }
+    }
+
     let passCounter = Atomic<UInt64>(0)
 
     /// Receives every activity and callout (see ``LoopEvent``). Costs one branch when nil.
@@ -69,11 +119,17 @@ public final class Loop: @unchecked Sendable {
     /// ```swift
     /// loop.eventSink = myRecorder
     /// ```
-    public var eventSink: LoopEventSink?
+    public var eventSink: LoopEventSink? {
+        get { storage.pointee.eventSink }
+        set { storage.pointee.eventSink = newValue }
+    }
 
     /// Wraps every callout (per-callout pools, flush-if-too-late). Costs one branch when nil.
     /// Set it before running the loop or from the loop's own thread.
-    public var calloutInterceptor: LoopCalloutInterceptor?
+    public var calloutInterceptor: LoopCalloutInterceptor? {
+        get { storage.pointee.calloutInterceptor }
+        set { storage.pointee.calloutInterceptor = newValue }
+    }
 
     /// Passes of the run function (`__CFRunLoopRun`'s loop) made so far.
     public var passCount: UInt64 { passCounter.load(ordering: .relaxed) }
@@ -98,6 +154,8 @@ public final class Loop: @unchecked Sendable {
         self.ownerName = Loop.threadName(owner)
         self.isRegistered = registered
         self.isMainLoop = isMain
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: LoopState())
         let fd = rlk_eventfd_create()
         precondition(fd >= 0, "Loop: eventfd failed (errno \(errno)); the process is out of file descriptors")
         wakeFD = fd
@@ -113,6 +171,8 @@ public final class Loop: @unchecked Sendable {
 
     deinit {
         if !tornDown { closeDescriptorsLocked() }
+        storage.deinitialize(count: 1)
+        storage.deallocate()
     }
 
     // MARK: Modes
@@ -138,6 +198,7 @@ public final class Loop: @unchecked Sendable {
         lock.withLock {
             guard !tornDown, !commonModeNames.contains(mode) else { return }
             commonModeNames.insert(mode)
+            modes[mode]?.isCommon = true
             guard !commonItems.isEmpty else { return }
             let state = modeStateLocked(mode, create: true)!
             let items = commonItems
@@ -153,9 +214,14 @@ public final class Loop: @unchecked Sendable {
     /// The mode's state, created if asked (M1). Lock held.
     func modeStateLocked(_ mode: Loop.Mode, create: Bool) -> ModeState? {
         if tornDown { return nil }  // R2: a torn-down loop takes nothing
-        if let state = modes[mode] { return state }
+        if let state = lastLookup, state.mode == mode { return state }
+        if let state = modes[mode] {
+            lastLookup = state
+            return state
+        }
         guard create, mode != .common else { return nil }
         let state = ModeState(mode: mode, wakeFD: wakeFD, virtualClock: virtualClock != nil)
+        state.isCommon = commonModeNames.contains(mode)
         modes[mode] = state
         modeOrder.append(mode)
         return state
@@ -233,6 +299,38 @@ public final class Loop: @unchecked Sendable {
     }
 }
 
+/// A loop's mutable state (see `Loop.storage`).
+struct LoopState {
+    /// CF's `_wakeUpPort`: an eventfd in every mode's epoll set.
+    var wakeFD: Int32 = -1
+    /// The wake eventfd was written and not yet read; lets a pass skip the read otherwise.
+    var wakePending = false
+    var modes: [Loop.Mode: ModeState] = [:]
+    var modeOrder: [Loop.Mode] = []
+    /// The last mode looked up by name: runs and performs usually name the same mode again.
+    var lastLookup: ModeState?
+    var commonModeNames: Set<Loop.Mode> = [.default]  // M2
+    var commonItems = CommonItems()
+    var blocks: [PendingBlock] = []
+    /// frames[0] is the base per-run data with `ignoreWakeUps` set (W3: wake-ups are ignored
+    /// when the loop is not running); each run pushes frames[depth] (R5).
+    var frames: [RunFrame] = []
+    var depth = 0
+    var runningMode: ModeState?
+    var sleeping = false
+    var tornDown = false
+    /// Non-main loops: the async queue (an eventfd readable while `asyncPending` is non-empty).
+    var asyncFD: Int32 = -1
+    var asyncPending: [AsyncWork] = []
+    /// Depth of async-queue drains in progress (CF's `__CFTSDKeyIsInGCDMainQ`; only the owner
+    /// thread drains, so a per-loop counter is that thread's flag).
+    var insideAsyncDrain = 0
+    /// Main loop: libdispatch's main-queue eventfd, fetched on first need (loop thread).
+    var dispatchFD: Int32 = -1
+    var eventSink: LoopEventSink?
+    var calloutInterceptor: LoopCalloutInterceptor?
+}
+
 /// Items added to `.common` (CF's `_commonModeItems`).
 struct CommonItems {
     var observers: [LoopObserver] = []
@@ -247,14 +345,39 @@ struct CommonItems {
 
 /// Per-run data (R5) plus the pass's reusable scratch buffers, one set per nesting depth so a
 /// steady-state pass allocates nothing and a nested run cannot disturb the outer snapshot.
-final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock; scratch: loop thread
-    var stopped = false
-    var ignoreWakeUps = false
-    var observerScratch: [LoopObserver] = []
-    var sourceScratch: [Source0Pick] = []
-    var timerScratch: [LoopTimer] = []
-    var blockScratch: [PendingBlock] = []
-    var asyncScratch: [AsyncWork] = []
+final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock; the rest: loop thread
+    var stopped: Bool {
+        _read { yield scratch.pointee.stopped }
+        _modify { yield &scratch.pointee.stopped }
+    }
+    var ignoreWakeUps: Bool {
+        _read { yield scratch.pointee.ignoreWakeUps }
+        _modify { yield &scratch.pointee.ignoreWakeUps }
+    }
+    /// Behind a pointer so the hot per-item appends and reads skip Swift's dynamic exclusivity
+    /// checks on class properties (they were a third of a pass's instructions); only the loop
+    /// thread touches it, one step at a time.
+    let scratch: UnsafeMutablePointer<Scratch>
+
+    struct Scratch {
+        var stopped = false
+        var ignoreWakeUps = false
+        var observers: [LoopObserver] = []
+        var sources: [Source0Pick] = []
+        var timers: [LoopTimer] = []
+        var blocks: [PendingBlock] = []
+        var async: [AsyncWork] = []
+    }
+
+    init() {
+        scratch = .allocate(capacity: 1)
+        scratch.initialize(to: Scratch())
+    }
+
+    deinit {
+        scratch.deinitialize(count: 1)
+        scratch.deallocate()
+    }
 }
 
 struct Source0Pick {
@@ -282,4 +405,14 @@ struct PendingBlock {
 struct AsyncWork {
     let label: String
     let work: @Sendable () -> Void
+}
+
+extension Array {
+    /// Drops the elements from `count` on, keeping the capacity. For the short scratch
+    /// buffers of a pass this is much cheaper than `removeAll(keepingCapacity:)`, which goes
+    /// through the generic `replaceSubrange`.
+    @inline(__always)
+    mutating func truncate(to count: Int) {
+        while self.count > count { removeLast() }
+    }
 }

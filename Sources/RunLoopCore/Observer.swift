@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Observes a loop's activities (O1–O6).
 ///
 /// Observers in a mode are called in ascending `order`, ties in insertion order. A
@@ -10,15 +12,16 @@
 /// }
 /// Loop.current.add(observer, mode: .common)
 /// ```
-public final class LoopObserver: @unchecked Sendable {  // mutable state is guarded by core.lock
+public final class LoopObserver: @unchecked Sendable {  // core is locked; `firing` is loop-thread confined
     public let activities: Loop.Activity
     public let repeats: Bool
     public let order: Int
     public let label: String
     let callout: (LoopObserver, Loop.Activity) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
-    /// Set while its callout runs, so a nested run does not re-enter it (O5).
-    var firing = false
+    /// Set while its callout runs, so a nested run does not re-enter it (O5). Only the loop's
+    /// own thread fires an observer, so this is confined to that thread.
+    let firing = Atomic<Bool>(false)
 
     public init(activities: Loop.Activity, repeats: Bool = true, order: Int = 0, label: String = "observer",
                 _ callout: @escaping (LoopObserver, Loop.Activity) -> Void) {
@@ -57,7 +60,8 @@ public final class LoopSource: @unchecked Sendable {  // mutable state is guarde
     let perform: () -> Void
     let core = ItemCore(allowsSeveralLoops: true)
     /// 0 when not signalled; otherwise the stamp of the first signal (S1: first signal wins).
-    var signalStamp: UInt64 = 0
+    /// Written under core.lock by `signal`/`invalidate`; the loop reads and clears it atomically.
+    let signalStamp = Atomic<UInt64>(0)
 
     /// - Parameters:
     ///   - schedule: called (on the adding thread, no lock held) for each concrete mode it joins (S5).
@@ -76,19 +80,21 @@ public final class LoopSource: @unchecked Sendable {  // mutable state is guarde
     /// Marks the source signalled (S1). Thread-safe; ignored when invalid; no wake-up.
     public func signal() {
         core.lock.withLock {
-            if core.valid && signalStamp == 0 { signalStamp = Sequence.signalStamp() }
+            if core.valid && signalStamp.load(ordering: .relaxed) == 0 {
+                signalStamp.store(Sequence.signalStamp(), ordering: .releasing)
+            }
         }
     }
 
     /// Whether the source is signalled and not yet performed.
-    public var isSignalled: Bool { core.lock.withLock { signalStamp != 0 } }
+    public var isSignalled: Bool { signalStamp.load(ordering: .acquiring) != 0 }
 
     public var isValid: Bool { core.isValid }
 
     /// Clears valid and signalled and removes the source from every loop and mode, calling
     /// `cancel` for each mode (S6).
     public func invalidate() {
-        guard let loops = core.invalidate(also: { signalStamp = 0 }) else { return }
+        guard let loops = core.invalidate(also: { signalStamp.store(0, ordering: .releasing) }) else { return }
         for loop in loops { loop.purge(self) }
     }
 }

@@ -28,6 +28,26 @@ extension Loop {
     /// ```
     public static var main: Loop { LoopRegistry.shared.mainLoop }
 
+    /// Ends a detached loop's life now, exactly as thread exit ends a thread's loop (W6):
+    /// sources are removed (their `cancel` callouts run), observers invalidated, timers
+    /// detached, pending blocks and async work dropped, every descriptor closed. Afterwards the
+    /// loop is finished for every mode and ignores new items.
+    ///
+    /// Only for loops made with `Loop(clock:)`, and not while running. Without it, a detached
+    /// loop is torn down when its last reference goes away (items whose closures capture the
+    /// loop keep it alive, as in CF).
+    ///
+    /// ```swift
+    /// let loop = Loop(clock: VirtualClock())
+    /// defer { loop.tearDown() }
+    /// ```
+    public func tearDown() {
+        precondition(!isRegistered,
+                     "Loop.tearDown() is for loops made with Loop(clock:); a thread's own loop is torn down when the thread exits")
+        precondition(currentMode == nil, "Loop.tearDown() called while the loop is running")
+        tearDownAtThreadExit()
+    }
+
     /// W6: the thread is exiting. Sources are removed (cancel callouts), observers
     /// invalidated, timers detached without invalidation, pending blocks and async work
     /// dropped, every descriptor closed.

@@ -85,9 +85,9 @@ public final class CommitPipeline {
 
     /// True when a commit would do something: an implicit transaction is open (a mark was made,
     /// or work was left for the next commit). Cheap: one stored Bool.
-    public private(set) var needsCommit = false
+    @exclusivity(unchecked) public private(set) var needsCommit = false
     /// The current commit step (`.idle` outside a commit).
-    public private(set) var phase: Phase = .idle
+    @exclusivity(unchecked) public private(set) var phase: Phase = .idle
     /// Number of commits so far (the last snapshot's `frameNumber`).
     public private(set) var frameNumber: UInt64 = 0
     /// When the work now waiting for a commit started waiting, on `clock`: the time of the mark
@@ -101,7 +101,7 @@ public final class CommitPipeline {
     public let threadName: String
 
     let queue: PhasedQueue<LayerRef>
-    var scopes: [TransactionScope] = []
+    @exclusivity(unchecked) var scopes: [TransactionScope] = []
     var explicitDepth = 0
     var flushRequested = false
     var pendingCompletions: [PendingCompletion] = []
@@ -110,8 +110,13 @@ public final class CommitPipeline {
     private var afterHooks: [(token: HookToken, hook: (CommitSnapshot) -> Void)] = []
     private var postCommitCallbacks: [(level: Int, callback: () -> Void)] = []
     private var nextHookID: UInt64 = 0
-    private var laidOutRecord: [LayerIdentity] = []
-    private var displayedRecord: [DisplayedLayer] = []
+    // Unchecked exclusivity on the per-layer hot paths: the pipeline is confined to its thread and
+    // these are only appended to or swapped, never accessed overlappingly.
+    @exclusivity(unchecked) private var laidOutRecord: [LayerIdentity] = []
+    @exclusivity(unchecked) private var displayedRecord: [DisplayedLayer] = []
+    /// One strong reference per queued layer (queue keys are unretained `LayerRef`s). A layer is
+    /// added when it enters its first phase and dropped after a commit once it has left them all.
+    @exclusivity(unchecked) private var queuedLayers: [Layer] = []
     private var wokeDuringThisCommit = false
 
     /// Creates a pipeline (normally you use `CommitPipeline.current`; a separate one is useful in
@@ -129,12 +134,19 @@ public final class CommitPipeline {
         self.sink = FrameLog()
         self.completionScheduler = ClockCompletionScheduler(clock: clock)
         self.threadName = currentThreadDescription()
-        queue = PhasedQueue(phases: [
-            .init("layout", reentrancy: .nextRound(maxRounds: maxLayoutRounds),
-                  order: .custom { $0.layer.depth < $1.layer.depth }),   // live depth: layers may move
-            .init("display", reentrancy: .nextDrain,
-                  order: .custom { Layer.precedesInTreeOrder($0.layer, $1.layer) }),
-        ])
+        queue = PhasedQueue(
+            phases: [
+                // Live depth: a layer may have moved between its mark and the commit.
+                .init("layout", reentrancy: .nextRound(maxRounds: maxLayoutRounds),
+                      order: .rank { ref in ref.raw._withUnsafeGuaranteedRef { $0.depth } }),
+                .init("display", reentrancy: .nextDrain,
+                      order: .rank { ref in ref.raw._withUnsafeGuaranteedRef { $0.treeOrderRank } }),
+            ],
+            // Membership lives in a bit per phase on the layer: no hashing on the mark path.
+            membership: .external(
+                contains: { ref, phase in ref.raw._withUnsafeGuaranteedRef { $0.queuedPhases & (1 << phase) != 0 } },
+                insert: { ref, phase in ref.raw._withUnsafeGuaranteedRef { $0.queuedPhases |= (1 << phase) } },
+                remove: { ref, phase in ref.raw._withUnsafeGuaranteedRef { $0.queuedPhases &= ~(1 << phase) } }))
     }
 
     /// The default sink, when it is still installed.
@@ -257,12 +269,14 @@ public final class CommitPipeline {
     // MARK: - Marks (called by Layer)
 
     func layerDidRequestLayout(_ layer: Layer) {
-        queue.enqueue(LayerRef(layer: layer), phase: Self.layoutPhase, depth: layer.depth)
+        if layer.queuedPhases == 0 { queuedLayers.append(layer) }
+        queue.enqueue(LayerRef(layer), phase: Self.layoutPhase, depth: layer.depth)
         noteTransactionUse()
     }
 
     func layerDidRequestDisplay(_ layer: Layer) {
-        queue.enqueue(LayerRef(layer: layer), phase: Self.displayPhase, depth: layer.depth)
+        if layer.queuedPhases == 0 { queuedLayers.append(layer) }
+        queue.enqueue(LayerRef(layer), phase: Self.displayPhase, depth: layer.depth)
         noteTransactionUse()
     }
 
@@ -332,6 +346,8 @@ public final class CommitPipeline {
         }
         queue.runPhase(Self.displayPhase) { _, ref in ref.layer.performDisplayIfNeeded(in: self) }
         queue.endDrain()
+        // Layers that left every phase are no longer the pipeline's to keep alive.
+        queuedLayers.removeAll { $0.queuedPhases == 0 }
 
         phase = .prepare
         frameNumber += 1
@@ -402,6 +418,7 @@ public final class CommitPipeline {
         needsCommit = false
         pendingSince = nil
         queue.removeAll()
+        queuedLayers.removeAll()
         pendingCompletions.removeAll()
         beforeHooks.removeAll()
         afterHooks.removeAll()

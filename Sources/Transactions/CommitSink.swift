@@ -91,8 +91,9 @@ public final class FrameLog: CommitSink {
     /// Every snapshot ever delivered, including ones dropped for capacity.
     public private(set) var deliveredCount: UInt64 = 0
 
-    /// - Parameter capacity: snapshots kept (≥ 1; default 256).
-    public init(capacity: Int = 256) {
+    /// - Parameter capacity: snapshots kept (≥ 1; default 64, so a long-running process does not
+    ///   accumulate frames).
+    public init(capacity: Int = 64) {
         precondition(capacity >= 1, "FrameLog capacity must be >= 1, got \(capacity)")
         self.capacity = capacity
     }

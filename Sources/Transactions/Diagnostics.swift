@@ -23,7 +23,7 @@ public enum TransactionDiagnostic: Sendable, Equatable, CustomStringConvertible 
                 + " left for the next commit: \(layers.joined(separator: ", "))"
         case let .threadExitedWithUncommittedTransaction(thread, explicitDepth):
             let explicit = explicitDepth > 0 ? " (\(explicitDepth) explicit Transaction.begin() without commit)" : ""
-            return "Transactions: warning, deleted thread with uncommitted Transaction\(explicit) on thread \(thread);"
+            return "Transactions: warning, deleted thread with uncommitted Transaction\(explicit) on \(thread);"
                 + " call Transaction.flush() before the thread exits, or run a loop with the commit observer installed"
         case let .reentrantCommitIgnored(reason):
             return "Transactions: warning, commit (\(reason)) requested during a running commit; folded into it or deferred"

@@ -1,6 +1,9 @@
 import Synchronization
 
 private let nextLayerSerial = Atomic<UInt64>(1)
+/// Bumped by every structural change (insert/remove) of any layer tree; a root whose tree-order
+/// numbering is older renumbers before its layers are sorted for display.
+private let treeStructureGeneration = Atomic<UInt64>(1)
 
 /// A node of the layer tree: Core Animation's `CALayer` reduced to what the commit needs —
 /// a tree, layout and display invalidation, and user-supplied work (see `LayerDelegate`).
@@ -37,22 +40,32 @@ public final class Layer {
     /// The layer's own coordinate space; `setNeedsDisplay()` invalidates all of it.
     public var bounds: LayerRect
 
-    /// The parent (held weakly; the parent owns its sublayers).
-    public private(set) weak var superlayer: Layer?
+    /// The parent. Not retained (the parent owns its sublayers); a parent clears this pointer in
+    /// its children when it is freed, so it never dangles. `unowned(unsafe)` instead of `weak`
+    /// because weak loads cost ~10 ns each and tree-order comparisons walk parents.
+    public var superlayer: Layer? { parent }
+    private unowned(unsafe) var parent: Layer?
     /// The children, back to front.
     public private(set) var sublayers: [Layer] = []
     /// 0 for a root; parent's depth + 1 otherwise.
     public private(set) var depth: Int = 0
     /// Position in `superlayer.sublayers` (tree order).
     private(set) var indexInSuperlayer: Int = 0
+    /// Tree-order rank (root serial, pre-order index), valid while `rankGeneration` equals the
+    /// current structure generation.
+    @exclusivity(unchecked) private var cachedTreeOrderRank: Int = 0
+    /// The structure generation `cachedTreeOrderRank` was computed at (0 = never).
+    @exclusivity(unchecked) private var rankGeneration: UInt64 = 0
+    /// Bits (1 << phase) of the pipeline queue phases this layer waits in (see `CommitPipeline`).
+    @exclusivity(unchecked) var queuedPhases: UInt8 = 0
 
     /// True from `setNeedsLayout()` until this layer's layout runs.
-    public internal(set) var needsLayout = false
+    @exclusivity(unchecked) public internal(set) var needsLayout = false
     /// True from `setNeedsDisplay()` until this layer's display runs.
     public var needsDisplay: Bool { pendingDirtyRect != nil }
     /// The union of everything invalidated since the last display; nil when clean.
     public var dirtyRect: LayerRect? { pendingDirtyRect }
-    var pendingDirtyRect: LayerRect?
+    @exclusivity(unchecked) var pendingDirtyRect: LayerRect?
 
     /// - Parameters:
     ///   - name: label for diagnostics and snapshots (default `layer#<serial>`).
@@ -62,6 +75,16 @@ public final class Layer {
         self.serial = serial
         self.name = name ?? "layer#\(serial)"
         self.bounds = bounds
+    }
+
+    deinit {
+        // Children outliving their parent become roots; the unowned(unsafe) pointer must not dangle.
+        for child in sublayers {
+            child.parent = nil
+            child.indexInSuperlayer = 0
+            child.updateDepth(0)
+        }
+        if !sublayers.isEmpty { treeStructureGeneration.add(1, ordering: .relaxed) }
     }
 
     // MARK: - Tree
@@ -85,23 +108,25 @@ public final class Layer {
         while let current = ancestor {
             precondition(current !== layer,
                          "Layer.insertSublayer: '\(layer.name)' is an ancestor of '\(name)'; adding it would make a cycle")
-            ancestor = current.superlayer
+            ancestor = current.parent
         }
         layer.removeFromSuperlayer()
         let position = Swift.max(0, Swift.min(index, sublayers.count))
         sublayers.insert(layer, at: position)
-        layer.superlayer = self
+        layer.parent = self
+        treeStructureGeneration.add(1, ordering: .relaxed)
         renumberSublayers(from: position)
         layer.updateDepth(depth + 1)
     }
 
     /// Detaches the layer from its parent; it becomes a root (depth 0).
     public func removeFromSuperlayer() {
-        guard let parent = superlayer else { return }
+        guard let parent else { return }
         let position = indexInSuperlayer
         parent.sublayers.remove(at: position)
         parent.renumberSublayers(from: position)
-        superlayer = nil
+        self.parent = nil
+        treeStructureGeneration.add(1, ordering: .relaxed)
         indexInSuperlayer = 0
         updateDepth(0)
     }
@@ -119,7 +144,7 @@ public final class Layer {
     /// The root of this layer's tree.
     public var rootLayer: Layer {
         var top = self
-        while let parent = top.superlayer { top = parent }
+        while let parent = top.parent { top = parent }
         return top
     }
 
@@ -171,10 +196,10 @@ public final class Layer {
     /// ```
     public func layoutIfNeeded() {
         var top: Layer? = needsLayout ? self : nil
-        var ancestor = superlayer
+        var ancestor = parent
         while let current = ancestor {
             if current.needsLayout { top = current }
-            ancestor = current.superlayer
+            ancestor = current.parent
         }
         guard let start = top else { return }
         start.layoutSubtreeIfNeeded()
@@ -223,19 +248,30 @@ extension Layer: CustomStringConvertible {
 }
 
 extension Layer {
-    /// Pre-order (tree) order: an ancestor before its descendants, siblings back to front,
-    /// separate trees by their roots' creation order.
-    static func precedesInTreeOrder(_ a: Layer, _ b: Layer) -> Bool {
-        if a === b { return false }
-        var x = a, y = b
-        while x.depth > y.depth { x = x.superlayer! }
-        while y.depth > x.depth { y = y.superlayer! }
-        if x === y { return a.depth < b.depth }       // one is the other's ancestor
-        while let px = x.superlayer, let py = y.superlayer, px !== py {
-            x = px
-            y = py
+    /// Sort key for tree (pre-order) order: an ancestor before its descendants, siblings back to
+    /// front, separate trees by their roots' creation order (root serial in the high 32 bits,
+    /// pre-order index in the low 32). Cached per layer; when any tree changed shape since, the
+    /// layer's whole tree is renumbered once (O(tree size)); otherwise O(1).
+    var treeOrderRank: Int {
+        let generation = treeStructureGeneration.load(ordering: .relaxed)
+        if rankGeneration != generation { rootLayer.numberPreorder(generation: generation) }
+        return cachedTreeOrderRank
+    }
+
+    private func numberPreorder(generation: UInt64) {
+        let high = Int(truncatingIfNeeded: serial &<< 32)
+        var next = 0
+        var stack: [Layer] = [self]
+        while let layer = stack.popLast() {
+            layer.cachedTreeOrderRank = high | next
+            layer.rankGeneration = generation
+            next += 1
+            // Push children back to front so the first child is visited first.
+            var index = layer.sublayers.count
+            while index > 0 {
+                index -= 1
+                stack.append(layer.sublayers[index])
+            }
         }
-        if x.superlayer == nil || y.superlayer == nil { return x.serial < y.serial }   // different trees
-        return x.indexInSuperlayer < y.indexInSuperlayer
     }
 }

@@ -42,10 +42,32 @@ public final class PhasedQueue<Key: Hashable> {
     public enum Order {
         /// The order they were enqueued.
         case enqueueOrder
-        /// Smallest `depth` first; equal depths keep enqueue order.
+        /// Smallest `depth` (as given to `enqueue`) first; equal depths keep enqueue order.
         case depth
+        /// Smallest rank first, the rank computed for every key at the start of each round (so it
+        /// may change between enqueue and drain, e.g. a node that moved in a tree); equal ranks keep
+        /// enqueue order.
+        case rank((Key) -> Int)
         /// A strict weak ordering supplied by the caller (a stable sort is used).
         case custom((Key, Key) -> Bool)
+    }
+
+    /// Where "is this key waiting in this phase?" is recorded. The default hashes keys into a set
+    /// per phase; a caller whose keys can carry a flag (an object with a bit per phase) can keep it
+    /// there instead and skip hashing — the layer pipeline does.
+    public struct Membership {
+        let contains: (Key, Int) -> Bool
+        let insert: (Key, Int) -> Void
+        let remove: (Key, Int) -> Void
+
+        /// Membership kept by the caller: `contains(key, phase)`, `insert(key, phase)` (set the
+        /// flag), `remove(key, phase)` (clear it). The queue calls each exactly when the key starts
+        /// or stops waiting in that phase.
+        public static func external(contains: @escaping (Key, Int) -> Bool,
+                                    insert: @escaping (Key, Int) -> Void,
+                                    remove: @escaping (Key, Int) -> Void) -> Membership {
+            Membership(contains: contains, insert: insert, remove: remove)
+        }
     }
 
     /// One phase of the queue.
@@ -76,26 +98,39 @@ public final class PhasedQueue<Key: Hashable> {
 
     struct Entry {
         let key: Key
-        let depth: Int
+        var depth: Int
     }
 
     /// Per-phase storage; a class so the arrays are mutated in place (no copy-on-write).
     final class PhaseState {
         let phase: Phase
-        var pending: [Entry] = []        // runs in this (or the next) drain
-        var deferred: [Entry] = []       // runs in the next drain
-        var batch: [Entry] = []          // the round being performed
-        var members: Set<Key> = []       // every key waiting anywhere in this phase
+        // `@exclusivity(unchecked)`: the queue is confined to one thread and never hands out
+        // overlapping accesses to these; dynamic checks cost more than the work per key.
+        @exclusivity(unchecked) var pending: [Entry] = []    // runs in this (or the next) drain
+        @exclusivity(unchecked) var deferred: [Entry] = []   // runs in the next drain
+        @exclusivity(unchecked) var batch: [Entry] = []      // the round being performed
+        var members: Set<Key> = []       // every key waiting anywhere in this phase (hashed membership)
         init(_ phase: Phase) { self.phase = phase }
     }
 
     let states: [PhaseState]
+    // Unpacked from `Membership` into plain `let`s: reading a `let` closure of `self` borrows it,
+    // while binding an optional struct of closures copies (retains) all three on every call.
+    private let hasExternalMembership: Bool
+    private let externalContains: (Key, Int) -> Bool
+    private let externalInsert: (Key, Int) -> Void
+    private let externalRemove: (Key, Int) -> Void
     /// -1: drain started, no phase yet; nil: not draining.
     private(set) var drainingPhase: Int?
-    private var waitingCount = 0
+    @exclusivity(unchecked) private var waitingCount = 0
 
     /// Creates a queue with `phases` (at least one), run in this order.
-    public init(phases: [Phase]) {
+    /// - Parameter membership: nil (default) hashes keys; see `Membership.external`.
+    public init(phases: [Phase], membership: Membership? = nil) {
+        hasExternalMembership = membership != nil
+        externalContains = membership?.contains ?? { _, _ in false }
+        externalInsert = membership?.insert ?? { _, _ in }
+        externalRemove = membership?.remove ?? { _, _ in }
         precondition(!phases.isEmpty, "PhasedQueue needs at least one phase")
         for phase in phases {
             if case let .nextRound(maxRounds) = phase.reentrancy {
@@ -119,7 +154,35 @@ public final class PhasedQueue<Key: Hashable> {
 
     /// Whether `key` is waiting in `phase`.
     public func contains(_ key: Key, phase: Int) -> Bool {
-        states[checked(phase)].members.contains(key)
+        isMember(key, states[checked(phase)], phase)
+    }
+
+    @inline(__always)
+    private func isMember(_ key: Key, _ state: PhaseState, _ phase: Int) -> Bool {
+        if hasExternalMembership { return externalContains(key, phase) }
+        return state.members.contains(key)
+    }
+
+    /// Records `key` as waiting; false when it already was.
+    @inline(__always)
+    private func addMember(_ key: Key, _ state: PhaseState, _ phase: Int) -> Bool {
+        if hasExternalMembership {
+            if externalContains(key, phase) { return false }
+            externalInsert(key, phase)
+            return true
+        }
+        return state.members.insert(key).inserted
+    }
+
+    /// Records `key` as no longer waiting; false when it was not.
+    @inline(__always)
+    private func removeMember(_ key: Key, _ state: PhaseState, _ phase: Int) -> Bool {
+        if hasExternalMembership {
+            guard externalContains(key, phase) else { return false }
+            externalRemove(key, phase)
+            return true
+        }
+        return state.members.remove(key) != nil
     }
 
     /// Queues `key` for `phase`. Returns `false` when it was coalesced with a waiting entry.
@@ -128,9 +191,10 @@ public final class PhasedQueue<Key: Hashable> {
     /// queue.enqueue("index", phase: 0, depth: 2)
     /// ```
     @discardableResult
+    @inline(__always)
     public func enqueue(_ key: Key, phase: Int, depth: Int = 0) -> Bool {
         let state = states[checked(phase)]
-        guard state.members.insert(key).inserted else { return false }
+        guard addMember(key, state, phase) else { return false }
         waitingCount += 1
         let entry = Entry(key: key, depth: depth)
         if willRunInThisDrain(phase: phase) {
@@ -176,6 +240,7 @@ public final class PhasedQueue<Key: Hashable> {
 
     /// Runs one phase of the current drain. `phase` must be later than the last phase run.
     @discardableResult
+    @inline(__always)
     public func runPhase(_ phase: Int, _ perform: (_ phase: Int, _ key: Key) -> Void) -> PhaseReport {
         guard let running = drainingPhase else {
             preconditionFailure("PhasedQueue.runPhase(\(phase)) outside beginDrain()/endDrain()")
@@ -197,14 +262,15 @@ public final class PhasedQueue<Key: Hashable> {
             report.rounds += 1
             swap(&state.pending, &state.batch)
             sort(&state.batch, by: state.phase.order)
-            for entry in state.batch {
-                // Removed from `members` just before it runs: a re-enqueue by its own handler (or a
-                // later one) is new work, while a re-enqueue of a key still waiting in this round
+            for index in state.batch.indices {
+                // Removed from the members just before it runs: a re-enqueue by its own handler (or
+                // a later one) is new work, while a re-enqueue of a key still waiting in this round
                 // is coalesced into it.
-                guard state.members.remove(entry.key) != nil else { continue }
+                let key = state.batch[index].key
+                guard removeMember(key, state, phase) else { continue }
                 waitingCount -= 1
                 report.performed += 1
-                perform(phase, entry.key)
+                perform(phase, key)
             }
             state.batch.removeAll(keepingCapacity: true)
         }
@@ -225,7 +291,7 @@ public final class PhasedQueue<Key: Hashable> {
     @discardableResult
     public func remove(_ key: Key, phase: Int) -> Bool {
         let state = states[checked(phase)]
-        guard state.members.remove(key) != nil else { return false }
+        guard removeMember(key, state, phase) else { return false }
         waitingCount -= 1
         // Entries stay in the arrays; `runPhase` skips keys that are no longer members.
         return true
@@ -233,7 +299,12 @@ public final class PhasedQueue<Key: Hashable> {
 
     /// Drops every waiting key (used at thread exit so nothing stays retained).
     public func removeAll() {
-        for state in states {
+        for (phase, state) in states.enumerated() {
+            if hasExternalMembership {
+                for entry in state.pending + state.deferred + state.batch where externalContains(entry.key, phase) {
+                    externalRemove(entry.key, phase)
+                }
+            }
             state.pending.removeAll()
             state.deferred.removeAll()
             state.batch.removeAll()
@@ -242,6 +313,7 @@ public final class PhasedQueue<Key: Hashable> {
         waitingCount = 0
     }
 
+    @inline(__always)
     private func sort(_ entries: inout [Entry], by order: Order) {
         guard entries.count > 1 else { return }
         switch order {
@@ -250,13 +322,17 @@ public final class PhasedQueue<Key: Hashable> {
         case .depth:
             // Swift's sort is stable, so equal depths keep enqueue order.
             entries.sort { $0.depth < $1.depth }
+        case let .rank(rankOf):
+            for index in entries.indices { entries[index].depth = rankOf(entries[index].key) }
+            entries.sort { $0.depth < $1.depth }
         case let .custom(areInIncreasingOrder):
             entries.sort { areInIncreasingOrder($0.key, $1.key) }
         }
     }
 
+    @inline(__always)
     private func checked(_ phase: Int) -> Int {
-        precondition(states.indices.contains(phase),
+        precondition(phase >= 0 && phase < states.count,
                      "PhasedQueue: no phase \(phase) (phases are 0..<\(states.count))")
         return phase
     }

@@ -10,7 +10,7 @@ public enum TransactionError: Error, Equatable, CustomStringConvertible {
             let hint = implicitOpen
                 ? " (only the implicit transaction is open; use Transaction.flush() to commit it)"
                 : ""
-            return "Transaction.commit() called with no explicit transaction open on thread \(thread);"
+            return "Transaction.commit() called with no explicit transaction open on \(thread);"
                 + " every commit() must match a Transaction.begin()\(hint)"
         }
     }

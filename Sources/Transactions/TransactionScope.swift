@@ -20,10 +20,15 @@ struct PendingCompletion {
     let animationCount: Int
 }
 
-/// Queue key for a layer: identity, and a strong reference so a dirty layer lives until committed
-/// (Core Animation's transaction retains the layers it touched).
+/// Queue key for a layer: its identity, without reference counting, so queue entries copy, sort
+/// and pass through closures for free. The pipeline keeps every queued layer alive with one
+/// strong reference in `CommitPipeline.queuedLayers` (Core Animation's transaction likewise
+/// retains the layers it touched) until the layer has left every phase.
 struct LayerRef: Hashable {
-    let layer: Layer
-    static func == (a: LayerRef, b: LayerRef) -> Bool { a.layer === b.layer }
-    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(layer)) }
+    let raw: Unmanaged<Layer>
+    init(_ layer: Layer) { raw = Unmanaged.passUnretained(layer) }
+    /// Valid while the layer is queued (the pipeline holds it).
+    var layer: Layer { raw.takeUnretainedValue() }
+    static func == (a: LayerRef, b: LayerRef) -> Bool { a.raw.toOpaque() == b.raw.toOpaque() }
+    func hash(into hasher: inout Hasher) { hasher.combine(raw.toOpaque()) }
 }

@@ -12,6 +12,7 @@ struct BadInput {
     func runOnAnotherThread() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let loop = Loop(clock: MonotonicClock.shared)
+            defer { loop.tearDown() }
             loop.add(LoopSource {}, mode: .default)
             onNewThread { loop.run(mode: .default, timeout: 0) }
         }
@@ -51,6 +52,7 @@ struct BadInput {
     @Test("a NaN run timeout is one polling pass, with a diagnostic")
     func nanTimeout() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource {}, mode: .default)
@@ -62,7 +64,9 @@ struct BadInput {
     @Test("every item kind added to a second loop is ignored, with a diagnostic")
     func secondLoop() throws {
         let (first, _) = virtualLoop()
+        defer { first.tearDown() }
         let (second, _) = virtualLoop()
+        defer { second.tearDown() }
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         defer { close(fds[0]); close(fds[1]) }
@@ -89,6 +93,7 @@ struct BadInput {
     @Test("removing an absent item is a no-op and creates no mode")
     func removeAbsent() throws {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         loop.remove(LoopObserver(activities: .entry) { _, _ in }, mode: "X")
         loop.remove(LoopSource {}, mode: .default)
         loop.remove(LoopSource {}, mode: .common)
@@ -102,6 +107,7 @@ struct BadInput {
     @Test("invalidated items: adding is ignored, signal/send/setNextFireDate are harmless")
     func invalidatedItems() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let observer = LoopObserver(activities: .entry) { _, _ in }
         let source = LoopSource {}
         let port = LoopPortSource { _ in }
@@ -127,6 +133,7 @@ struct BadInput {
     @Test("running the common pseudo-mode returns .finished (R1)")
     func runCommon() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         loop.add(LoopSource {}, mode: .common)
         #expect(loop.run(mode: .common, timeout: 1) == .finished)
     }
@@ -134,12 +141,49 @@ struct BadInput {
     @Test("an fd the kernel cannot watch (closed, regular file) is refused with a diagnostic")
     func badDescriptor() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let closed = LoopFileSource(fd: 9_999, events: .readable) { _ in }
         loop.add(closed, mode: .default)
         #expect(!loop.contains(closed, mode: .default))
         #expect(loop.isFinished(mode: .default))
         // It was not bound: another loop may still take it (and refuse it the same way).
         #expect(closed.isValid)
+    }
+}
+
+/// Detached loops give back their descriptors: at deinit, or at `tearDown()` when item
+/// closures capture the loop (a retain cycle, as in CF).
+@Suite("DetachedLoopLifetime")
+struct DetachedLoopLifetime {
+    @Test("W6 for detached loops: deinit and tearDown() close every descriptor")
+    func descriptorsComeBack() async {
+        await #expect(processExitsWith: .success) {
+            _ = Loop(clock: VirtualClock())  // warm-up
+            let before = openDescriptors()
+            for _ in 0..<50 {
+                let loop = Loop(clock: VirtualClock())
+                loop.add(LoopSource {}, mode: "Other")
+                loop.add(LoopPortSource { _ in }, mode: .common)
+            }
+            for _ in 0..<50 {
+                let loop = Loop(clock: VirtualClock())
+                loop.add(LoopObserver(activities: .entry) { _, _ in loop.stop() }, mode: "Other")
+                loop.add(LoopSource { loop.wakeUp() }, mode: .default)
+                loop.perform { loop.stop() }
+                loop.tearDown()
+                #expect(loop.isFinished(mode: .default))
+            }
+            exit(openDescriptors() == before ? 0 : 1)
+        }
+    }
+
+    @Test("tearDown() of a thread's own loop traps with an explanation")
+    func tearDownRegisteredLoop() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            Loop.current.tearDown()
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("Loop.tearDown() is for loops made with Loop(clock:)"))
     }
 }
 

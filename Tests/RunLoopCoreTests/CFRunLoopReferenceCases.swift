@@ -10,6 +10,7 @@ struct CFRunLoopReferenceCases {
     @Test("case01: observer-only mode → .finished, no callouts (R3, R4)")
     func case01() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         #expect(loop.run(mode: .default, timeout: 0.05) == .finished)
@@ -19,6 +20,7 @@ struct CFRunLoopReferenceCases {
     @Test("case02: signalled source0 with returnAfterSourceHandled")
     func case02() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let source = recordingSource("perform", trace)
@@ -31,6 +33,7 @@ struct CFRunLoopReferenceCases {
     @Test("case03: no BW/AW in the pass that handled a source0 (L-a)")
     func case03() {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let source = recordingSource("perform", trace)
@@ -44,6 +47,7 @@ struct CFRunLoopReferenceCases {
     @Test("case04: timeout 0 polls once: no BW/AW")
     func case04() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(recordingSource("idle", trace), mode: .default)
@@ -54,6 +58,7 @@ struct CFRunLoopReferenceCases {
     @Test("case05: a one-shot timer fires after the wait; the mode is then empty")
     func case05() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(try LoopTimer(after: 0.02, clock: clock, label: "timer") { _ in trace.add("timer") }, mode: .default)
@@ -65,6 +70,7 @@ struct CFRunLoopReferenceCases {
     @Test("case06: timers do not count as handled (L-d)")
     func case06() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(recordingSource("idle", trace), mode: .default)
@@ -77,6 +83,7 @@ struct CFRunLoopReferenceCases {
     @Test("case07: a block-only mode sleeps to the timeout (L-f)")
     func case07() {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.perform(inMode: .default) { trace.add("block") }
@@ -89,6 +96,7 @@ struct CFRunLoopReferenceCases {
     func case08() {
         do {
             let (loop, _) = virtualLoop()
+            defer { loop.tearDown() }
             let trace = Trace()
             recordActivities(loop, trace)
             let source = recordingSource("perform", trace) {
@@ -104,6 +112,7 @@ struct CFRunLoopReferenceCases {
         }
         do {
             let (loop, _) = virtualLoop()
+            defer { loop.tearDown() }
             let trace = Trace()
             recordActivities(loop, trace)
             let source = recordingSource("perform", trace)
@@ -118,6 +127,7 @@ struct CFRunLoopReferenceCases {
     @Test("case09: source0 order, ties by signal order (S2)")
     func case09() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         let c = recordingSource("c2", trace, order: 2)
         let b = recordingSource("b1", trace, order: 1)
@@ -138,6 +148,7 @@ struct CFRunLoopReferenceCases {
         // (a) a perform stops the run
         do {
             let (loop, _) = virtualLoop()
+            defer { loop.tearDown() }
             let trace = Trace()
             recordActivities(loop, trace)
             let source = recordingSource("perform", trace) { loop.stop() }
@@ -149,6 +160,7 @@ struct CFRunLoopReferenceCases {
         // (b) stop while idle is ignored
         do {
             let (loop, _) = virtualLoop()
+            defer { loop.tearDown() }
             let trace = Trace()
             recordActivities(loop, trace)
             let source = recordingSource("perform", trace)
@@ -161,6 +173,7 @@ struct CFRunLoopReferenceCases {
         // (c) stop inside the Entry observer
         do {
             let (loop, _) = virtualLoop()
+            defer { loop.tearDown() }
             let trace = Trace()
             recordActivities(loop, trace)
             loop.add(LoopObserver(activities: .entry, order: 1) { _, _ in loop.stop() }, mode: .default)
@@ -171,6 +184,7 @@ struct CFRunLoopReferenceCases {
         // (d) stop(mode:) while idle is sticky, then consumed
         do {
             let (loop, _) = virtualLoop()
+            defer { loop.tearDown() }
             let trace = Trace()
             recordActivities(loop, trace)
             loop.add(recordingSource("idle", trace), mode: .default)
@@ -186,6 +200,7 @@ struct CFRunLoopReferenceCases {
     @Test("case11: nested run in another mode; outer mode restored (R5)")
     func case11() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         let other: Loop.Mode = "Other"
         recordActivities(loop, trace)
@@ -215,6 +230,7 @@ struct CFRunLoopReferenceCases {
     @Test("case12: observer order, snapshot, one-shot observers (O1, O4, O5)")
     func case12() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         loop.add(recordingSource("idle", trace), mode: .default)
         let o5 = LoopObserver(activities: .entry, order: 5) { _, _ in trace.add("5") }
@@ -256,6 +272,7 @@ struct CFRunLoopReferenceCases {
     @Test("case13: a late repeating timer skips missed ticks on its grid (T5)")
     func case13() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         var fires: [UInt64] = []
         var datesInCallout: [UInt64] = []
         let timer = try LoopTimer(after: 0.02, clock: clock, interval: 0.02, label: "tick") { timer in
@@ -273,6 +290,7 @@ struct CFRunLoopReferenceCases {
     @Test("case14: all overdue timers fire in one pass; invalidated ones are skipped (T4)")
     func case14() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let t20 = try LoopTimer(fireAt: 20 * ms, label: "t20") { _ in trace.add("t20") }
@@ -287,6 +305,7 @@ struct CFRunLoopReferenceCases {
     @Test("case15: setNextFireDate in the callout; invalidation leaves every mode (T5, T7)")
     func case15() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let other: Loop.Mode = "Other"
         var fires: [UInt64] = []
         let timer = try LoopTimer(after: 0.005, clock: clock, interval: 1, label: "t") { timer in
@@ -325,6 +344,7 @@ struct CFRunLoopReferenceCases {
         // neither signal() nor perform() writes the wake descriptor.
         do {
             let (loop, clock) = virtualLoop()
+            defer { loop.tearDown() }
             let trace = Trace()
             recordActivities(loop, trace)
             loop.add(LoopObserver(activities: .beforeWaiting, repeats: false, order: 1) { _, _ in
@@ -337,6 +357,7 @@ struct CFRunLoopReferenceCases {
         }
         do {
             let (loop, _) = virtualLoop()
+            defer { loop.tearDown() }
             let trace = Trace()
             recordActivities(loop, trace)
             let source = recordingSource("perform", trace)
@@ -353,6 +374,7 @@ struct CFRunLoopReferenceCases {
     func case17() {
         do {
             let (loop, _) = virtualLoop()
+            defer { loop.tearDown() }
             let trace = Trace()
             recordActivities(loop, trace)
             loop.add(LoopObserver(activities: .beforeWaiting, repeats: false, order: 1) { _, _ in
@@ -364,6 +386,7 @@ struct CFRunLoopReferenceCases {
         }
         do {
             let (loop, _) = virtualLoop()
+            defer { loop.tearDown() }
             let trace = Trace()
             recordActivities(loop, trace)
             let source = recordingSource("perform", trace)
@@ -380,6 +403,7 @@ struct CFRunLoopReferenceCases {
     @Test("case18: MAIN-style async queue: served after a wait; not in a non-common mode; nested run finishes")
     func case18() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.async(label: "q") { trace.add("q") }
@@ -415,6 +439,7 @@ struct CFRunLoopReferenceCases {
     @Test("case19: MAIN-style fast path: async work queued by a timer runs without BW/AW")
     func case19() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(try LoopTimer(after: 0.01, clock: clock, label: "timer") { _ in
@@ -428,6 +453,7 @@ struct CFRunLoopReferenceCases {
     @Test("case20: handled flags are ORed (CF-1153), not SCF's last-one-wins (S4)")
     func case20() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let b = recordingSource("B", trace, order: 1)
@@ -441,5 +467,41 @@ struct CFRunLoopReferenceCases {
         b.signal()
         #expect(loop.run(mode: .default, timeout: 0.05) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "A", "blockA", "BT", "BS", "BW", "AW", "X"])
+    }
+}
+
+/// The examples of Docs/RunLoop.md, so they stay true.
+@Suite("DocExamples")
+struct DocExamples {
+    @Test("the first example of Docs/RunLoop.md prints what the page says")
+    func firstExample() throws {
+        let trace = Trace()
+        let clock = VirtualClock()
+        let loop = Loop(clock: clock)
+        loop.add(LoopObserver(activities: .allActivities, label: "log") { _, activity in
+            trace.add(activity.shortName)
+        }, mode: .default)
+        let source = LoopSource(label: "work") { trace.add("perform") }
+        loop.add(source, mode: .default)
+        loop.add(try LoopTimer(after: 0.02, clock: loop.clock, label: "tick") { _ in trace.add("tick") },
+                 mode: .default)
+        source.signal()
+        #expect(loop.run(mode: .default, timeout: 1) == .timedOut)
+        #expect(trace.all == ["E", "BT", "BS", "perform", "BT", "BS", "BW", "AW", "tick", "BT", "BS", "BW", "AW", "X"])
+        #expect(clock.now == 1_000 * ms)
+    }
+
+    @Test("the cross-thread example: a port message from another thread stops run()")
+    func crossThreadExample() {
+        onNewThread {
+            let loop = Loop.current
+            let port = LoopPortSource(label: "commands") { message in
+                if case .value(let command as String) = message, command == "quit" { loop.stop() }
+            }
+            loop.add(port, mode: .default)
+            let sender = BackgroundThread { port.send(value: "quit") }
+            loop.run()
+            sender.join()
+        }
     }
 }

@@ -21,6 +21,7 @@ struct CrossThread {
     @Test("S1 W3: signal + wakeUp from another thread")
     func signalAndWakeUp() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let source = recordingSource("perform", trace)
@@ -37,6 +38,7 @@ struct CrossThread {
     @Test("B1: perform + wakeUp from another thread runs the block after the wake")
     func performAndWake() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
@@ -54,6 +56,7 @@ struct CrossThread {
     @Test("S7 S8 L-c: port messages from another thread, one per pass, in order")
     func portMessages() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let received = Trace()
@@ -82,6 +85,7 @@ struct CrossThread {
     @Test("W1: stop from another thread ends the sleeping run")
     func stopFromAnotherThread() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
@@ -94,6 +98,7 @@ struct CrossThread {
     @Test("T6 L-g: a timer added while the loop sleeps wakes it on time, with no extra cycle")
     func timerAddedWhileAsleep() throws {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
@@ -113,6 +118,7 @@ struct CrossThread {
     @Test("S5: a source added and signalled while the loop sleeps, then wakeUp")
     func sourceAddedWhileAsleep() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
@@ -130,6 +136,7 @@ struct CrossThread {
     @Test("async from another thread wakes a loop running a common mode")
     func asyncFromAnotherThread() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
@@ -146,6 +153,7 @@ struct CrossThread {
         let (readEnd, writeEnd) = (fds[0], fds[1])
         defer { close(readEnd); close(writeEnd) }
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let reader = LoopFileSource(fd: readEnd, events: .readable, label: "pipe") { events in
@@ -190,5 +198,30 @@ struct CrossThread {
         let output = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
         #expect(output.contains("fds 0 [] loops 0 trace [\"cancel kCFRunLoopDefaultMode\", \"cancel Other\"]"),
                 "child reported: \(output)")
+    }
+
+    @Test("W6: 200 threads each with a busy loop leave no heap behind")
+    func threadExitLeaksNoMemory() async {
+        await #expect(processExitsWith: .success) {
+            @Sendable func lifetime() {
+                onNewThread {
+                    let loop = Loop.current
+                    loop.add(LoopSource {}, mode: .common)
+                    loop.add(LoopObserver(activities: .allActivities) { _, _ in }, mode: .default)
+                    loop.add(LoopPortSource { _ in }, mode: "Other")
+                    loop.add(try! LoopTimer(after: 0, clock: loop.clock, interval: 1) { _ in }, mode: .default)
+                    loop.perform {}
+                    loop.async {}
+                    loop.run(mode: .default, timeout: 0)
+                    loop.perform(inMode: "Never") {}
+                }
+            }
+            for _ in 0..<50 { lifetime() }
+            let before = rlk_heap_in_use()
+            for _ in 0..<200 { lifetime() }
+            let after = rlk_heap_in_use()
+            // A leaked loop (modes, frames, items) is kilobytes; 200 of them would show.
+            exit(after <= before + 16_384 ? 0 : 1)
+        }
     }
 }

@@ -11,6 +11,7 @@ struct ObserverRules {
     @Test("O1 ascending order, ties FIFO; adding twice is a no-op")
     func o1() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let a = LoopObserver(activities: .entry, order: 3, label: "a") { _, _ in }
         let b = LoopObserver(activities: .entry, order: 1, label: "b") { _, _ in }
         let c = LoopObserver(activities: .entry, order: 3, label: "c") { _, _ in }
@@ -21,7 +22,9 @@ struct ObserverRules {
     @Test("O2 one loop, many modes; a second loop is ignored with a diagnostic")
     func o2() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let (second, _) = virtualLoop()
+        defer { second.tearDown() }
         let trace = Trace()
         let observer = LoopObserver(activities: .entry) { _, _ in trace.add("E") }
         loop.add(observer, mode: .default)
@@ -46,6 +49,7 @@ struct ObserverRules {
             }
         }
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let sink = Sink()
         loop.eventSink = sink
         loop.add(LoopSource {}, mode: .default)
@@ -61,6 +65,7 @@ struct ObserverRules {
     @Test("O4 callouts use a snapshot: an observer added during a callout waits for the next notification")
     func o4() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         loop.add(LoopSource {}, mode: .default)
         let late = LoopObserver(activities: .beforeTimers, label: "late") { _, _ in trace.add("late") }
@@ -77,6 +82,7 @@ struct ObserverRules {
     @Test("O5 a firing observer is not re-entered by a nested run in its own callout")
     func o5() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         loop.add(LoopSource {}, mode: .default)
         var depth = 0
@@ -94,6 +100,7 @@ struct ObserverRules {
     @Test("O6 invalidate removes the observer from every mode and the common items")
     func o6() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let observer = LoopObserver(activities: .entry) { _, _ in }
         loop.add(observer, mode: .common)
         loop.add(observer, mode: "Other")
@@ -111,6 +118,7 @@ struct BlockRules {
     @Test("B1 perform creates its modes, does not wake, drops an empty mode list")
     func b1() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         loop.perform(inMode: "Created") { trace.add("x") }
         #expect(loop.allModes.contains("Created"))
@@ -123,6 +131,7 @@ struct BlockRules {
     @Test("B2 FIFO per mode; other modes' blocks keep their order; common and set targets")
     func b2() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         loop.addCommonMode("C")
         loop.perform(inMode: "A", label: "a1") { trace.add("a1") }
@@ -143,6 +152,7 @@ struct BlockRules {
     @Test("B3 blocks run after BS, after handled sources0, and at the end of the pass")
     func b3() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let source = recordingSource("s", trace) { loop.perform(label: "fromSource") { trace.add("fromSource") } }
@@ -171,6 +181,7 @@ struct BlockRules {
             func didCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) { log.append("did \(label)") }
         }
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let spy = Spy()
         loop.eventSink = spy
         loop.calloutInterceptor = spy
@@ -185,6 +196,7 @@ struct SourceRules {
     @Test("S1 signal: no wake-up, first signal wins the tie-break, ignored when invalid")
     func s1() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         let a = recordingSource("a", trace)
         let b = recordingSource("b", trace)
@@ -203,6 +215,7 @@ struct SourceRules {
     @Test("S2 with returnAfterSourceHandled the others stay signalled")
     func s2() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         let a = recordingSource("a", trace, order: 1)
         let b = recordingSource("b", trace, order: 2)
@@ -218,6 +231,7 @@ struct SourceRules {
     @Test("S3 re-signalling in the perform runs again next pass, without BW/AW")
     func s3() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         var count = 0
@@ -239,6 +253,7 @@ struct SourceRules {
     @Test("S4 handled is the OR of all performs (CF-1153), even when the last one was skipped")
     func s4() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let b = LoopSource(order: 1) {}
         let a = LoopSource(order: 0) { b.invalidate() }
         loop.add(a, mode: .default)
@@ -255,7 +270,9 @@ struct SourceRules {
     @Test("S5 schedule/cancel per concrete mode (common → each common mode); a source may be in two loops")
     func s5() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let (second, _) = virtualLoop()
+        defer { second.tearDown() }
         let trace = Trace()
         loop.addCommonMode("C")
         let source = LoopSource(schedule: { l, m in trace.add("schedule \(l === loop ? 1 : 2) \(m)") },
@@ -274,7 +291,9 @@ struct SourceRules {
     @Test("S6 invalidate clears signalled and cancels in every mode of every loop")
     func s6() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let (second, _) = virtualLoop()
+        defer { second.tearDown() }
         let trace = Trace()
         let source = LoopSource(cancel: { _, m in trace.add("cancel \(m)") }) { trace.add("perform") }
         loop.add(source, mode: .default)
@@ -292,6 +311,7 @@ struct SourceRules {
     @Test("S7 a port message wakes the loop; the handler runs after AW")
     func s7() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let port = LoopPortSource(label: "port") { message in
@@ -306,6 +326,7 @@ struct SourceRules {
     @Test("S8 an invalidated port drops its messages and is not handled")
     func s8() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         let port = LoopPortSource { _ in trace.add("m") }
         loop.add(port, mode: .default)

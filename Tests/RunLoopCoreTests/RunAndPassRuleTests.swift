@@ -11,6 +11,7 @@ struct RunSpecificRules {
     @Test("R1 running the common pseudo-mode returns .finished with a one-time diagnostic")
     func r1() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace, mode: .common)
         loop.add(LoopSource {}, mode: .common)
@@ -39,6 +40,7 @@ struct RunSpecificRules {
     @Test("R3 a missing or empty mode → .finished, no Entry/Exit, mode not created")
     func r3() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         #expect(loop.run(mode: "Missing", timeout: 1) == .finished)
@@ -50,6 +52,7 @@ struct RunSpecificRules {
     @Test("R4 emptiness: sources0 (even idle), ports, fd sources, timers, matching blocks; not observers")
     func r4() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         loop.add(LoopObserver(activities: .allActivities) { _, _ in }, mode: .default)
         #expect(loop.isFinished(mode: .default))
         let idle = LoopSource {}
@@ -87,6 +90,7 @@ struct RunSpecificRules {
     @Test("R5 nested runs have their own stop flag; the outer mode is restored after")
     func r5() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         loop.add(LoopSource {}, mode: .default)
         let source = LoopSource(label: "outer") {
@@ -108,6 +112,7 @@ struct RunSpecificRules {
     @Test("R6 run() repeats default-mode runs until stopped or finished")
     func r6() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         var fires = 0
         let timer = try LoopTimer(after: 1, clock: clock, interval: 1) { timer in
             fires += 1
@@ -127,6 +132,7 @@ struct RunSpecificRules {
     @Test("R7 isFinished and run(until:) (F2): returns early only when the default mode is finished")
     func r7() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         #expect(loop.isFinished(mode: .default))
         loop.run(until: 5_000 * ms)
         #expect(clock.now == 0)
@@ -143,6 +149,7 @@ struct PassRules {
     @Test("L0 a stop issued in an Entry observer ends the run before the first pass")
     func l0() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource {}, mode: .default)
@@ -156,6 +163,7 @@ struct PassRules {
     @Test("L1 the async queue is not waited on in a non-common mode")
     func l1() {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         let other: Loop.Mode = "Other"
         recordActivities(loop, trace, mode: other)
@@ -173,6 +181,7 @@ struct PassRules {
     @Test("L2 timeouts: ≤ 0 polls once, beyond the interval limit (or infinity) waits for work")
     func l2() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         loop.add(try LoopTimer(after: 2, clock: clock) { _ in }, mode: .default)
         #expect(loop.run(mode: .default, timeout: -1) == .timedOut)
         #expect(clock.now == 0)
@@ -183,6 +192,7 @@ struct PassRules {
     @Test("L3 passCount counts passes: a source pass plus a sleeping pass")
     func l3() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let source = LoopSource {}
         loop.add(source, mode: .default)
         source.signal()
@@ -194,6 +204,7 @@ struct PassRules {
     @Test("L-a BW/AW are skipped when polling (handled source0, timeout 0)")
     func la() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let source = recordingSource("perform", trace)
@@ -206,6 +217,7 @@ struct PassRules {
     @Test("L-b a due timer fires only after the (polling) wait, never at BeforeTimers")
     func lb() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource {}, mode: .default)
@@ -218,6 +230,7 @@ struct PassRules {
     @Test("L-c one port event per pass: two ready ports take two polling runs")
     func lc() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         let p1 = LoopPortSource(label: "p1") { _ in trace.add("p1") }
         let p2 = LoopPortSource(label: "p2") { _ in trace.add("p2") }
@@ -235,6 +248,7 @@ struct PassRules {
     @Test("L-d blocks and timers are not 'handled'; ports and async work are")
     func ld() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         loop.add(LoopSource {}, mode: .default)
         loop.perform {}
         #expect(loop.run(mode: .default, timeout: 0.01, returnAfterSourceHandled: true) == .timedOut)
@@ -249,6 +263,7 @@ struct PassRules {
     @Test("L-e exit order: timed out before stopped")
     func le() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let source = LoopSource { loop.stop() }
         loop.add(source, mode: .default)
         source.signal()
@@ -260,6 +275,7 @@ struct PassRules {
     @Test("L-f emptiness is checked after the wait: a mode emptied before it still sleeps")
     func lf() {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         let source = LoopSource(label: "s") {}
@@ -275,6 +291,7 @@ struct PassRules {
     @Test("L-g no spurious wake cycle after a stale wakeUp or a removed timer (real clock)")
     func lg() throws {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource {}, mode: .default)

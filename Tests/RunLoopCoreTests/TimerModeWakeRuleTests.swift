@@ -17,6 +17,7 @@ struct TimerRules {
             return value.isNaN
         }
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         clock.advance(by: 50 * ms)
         var fires = 0
         let timer = try LoopTimer(fireAt: 0, interval: -3) { _ in fires += 1 }
@@ -30,7 +31,9 @@ struct TimerRules {
     @Test("T2 several modes of one loop; equal dates keep insertion order; a second loop is ignored")
     func t2() throws {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let (second, _) = virtualLoop()
+        defer { second.tearDown() }
         let trace = Trace()
         let a = try LoopTimer(fireAt: 10 * ms, label: "a") { _ in trace.add("a") }
         let b = try LoopTimer(fireAt: 10 * ms, label: "b") { _ in trace.add("b") }
@@ -49,6 +52,7 @@ struct TimerRules {
     @Test("T3 the mode's deadline follows the earliest timer (nextTimerFireDate, virtual jump)")
     func t3() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let late = try LoopTimer(fireAt: 30 * ms) { _ in }
         let early = try LoopTimer(fireAt: 20 * ms) { _ in }
         loop.add(late, mode: .default)
@@ -63,6 +67,7 @@ struct TimerRules {
     @Test("T4 overdue timers all fire in one pass, by date")
     func t4() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         for (name, at) in [("c", 3), ("a", 1), ("b", 2)] {
@@ -76,6 +81,7 @@ struct TimerRules {
     @Test("T5 nextFireDate inside the callout is the firing date; catch-up stays on the grid")
     func t5() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         var seen: [UInt64] = []
         let timer = try LoopTimer(fireAt: 10 * ms, interval: 0.01) { t in
             seen.append(t.nextFireDate)
@@ -90,6 +96,7 @@ struct TimerRules {
     @Test("T6 setNextFireDate outside a callout moves the timer; a past date means now")
     func t6() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         var at: [UInt64] = []
         let timer = try LoopTimer(fireAt: 500 * ms) { _ in at.append(clock.now) }
         loop.add(timer, mode: .default)
@@ -102,6 +109,7 @@ struct TimerRules {
     @Test("T7 invalidate inside the callout: not rescheduled, removed from all modes")
     func t7() throws {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         var fires = 0
         let timer = try LoopTimer(fireAt: 1 * ms, interval: 0.001) { t in
             fires += 1
@@ -117,6 +125,7 @@ struct TimerRules {
     func t8() throws {
         do {  // t1 may wait 5 ms, so t1 and t2 fire together at 14 ms
             let (loop, clock) = virtualLoop()
+            defer { loop.tearDown() }
             let trace = Trace()
             recordActivities(loop, trace)
             loop.add(try LoopTimer(fireAt: 10 * ms, tolerance: 0.005, label: "t1") { _ in trace.add("t1@\(clock.now / ms)") }, mode: .default)
@@ -126,6 +135,7 @@ struct TimerRules {
         }
         do {  // repeating 10 ms timer asking for 1 s of tolerance gets 5 ms: t2 at 16 ms does not join
             let (loop, clock) = virtualLoop()
+            defer { loop.tearDown() }
             let trace = Trace()
             let t1 = try LoopTimer(fireAt: 10 * ms, interval: 0.01, tolerance: 1, label: "t1") { t in
                 trace.add("t1@\(clock.now / ms)")
@@ -139,6 +149,7 @@ struct TimerRules {
         }
         do {  // a lone timer is not delayed by its tolerance
             let (loop, clock) = virtualLoop()
+            defer { loop.tearDown() }
             var at: UInt64 = 0
             loop.add(try LoopTimer(fireAt: 10 * ms, tolerance: 0.5) { _ in at = clock.now }, mode: .default)
             loop.run(mode: .default, timeout: 1)
@@ -149,6 +160,7 @@ struct TimerRules {
     @Test("T9 nextTimerFireDate: the first timer's date, nil without timers or mode")
     func t9() throws {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         #expect(loop.nextTimerFireDate(in: .default) == nil)
         #expect(loop.nextTimerFireDate(in: "Missing") == nil)
         #expect(!loop.allModes.contains("Missing"))
@@ -159,6 +171,7 @@ struct TimerRules {
     @Test("T10 a timer in another mode does not wake the running mode")
     func t10() throws {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         let timer = try LoopTimer(fireAt: 10 * ms) { _ in trace.add("timer") }
         loop.add(timer, mode: "B")
@@ -175,6 +188,7 @@ struct ModeRules {
     @Test("M1 modes are created by add/perform/stop(mode:), not by run/remove/contains/addCommonMode")
     func m1() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         #expect(loop.allModes == [.default])
         #expect(loop.currentMode == nil)
         loop.run(mode: "R", timeout: 0)
@@ -191,6 +205,7 @@ struct ModeRules {
     @Test("M2 the default mode exists and is the only initial common mode")
     func m2() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         #expect(loop.allModes == [.default])
         #expect(loop.commonModes == [.default])
     }
@@ -198,6 +213,7 @@ struct ModeRules {
     @Test("M3 .common items join every common mode; direct adds to a common mode are not common items")
     func m3() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         loop.addCommonMode(.tracking)
         let shared = LoopSource(label: "shared") {}
         loop.add(shared, mode: .common)
@@ -214,6 +230,7 @@ struct ModeRules {
     @Test("M4 addCommonMode copies the common items into the new mode, scheduling sources")
     func m4() throws {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         let source = LoopSource(schedule: { _, m in trace.add("schedule \(m)") }) {}
         let observer = LoopObserver(activities: .entry) { _, _ in }
@@ -231,6 +248,7 @@ struct ModeRules {
     @Test("M5 .common cannot be run, but blocks may target it")
     func m5() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         loop.perform(inMode: .common) { trace.add("common block") }
         #expect(loop.run(mode: .common, timeout: 0) == .finished)
@@ -245,6 +263,7 @@ struct WakeRules {
     @Test("W1 stop() is ignored when not running and stops only the innermost run")
     func w1() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         loop.stop()
         loop.add(LoopSource {}, mode: .default)
         let trace = Trace()
@@ -261,6 +280,7 @@ struct WakeRules {
     @Test("W2 stop(mode:) is sticky and consumed once")
     func w2() {
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         loop.add(LoopSource {}, mode: "A")
         loop.stop(mode: "A")
         #expect(loop.run(mode: "A", timeout: 0) == .stopped)
@@ -270,6 +290,7 @@ struct WakeRules {
     @Test("W3 wakeUp is ignored when the loop is not running")
     func w3() {
         let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
         let trace = Trace()
         recordActivities(loop, trace)
         loop.add(LoopSource {}, mode: .default)
@@ -282,6 +303,7 @@ struct WakeRules {
     @Test("W4 isWaiting is true only inside the wait (W4), seen from another thread")
     func w4() {
         let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
         let trace = Trace()
         loop.add(LoopSource {}, mode: .default)
         loop.add(LoopObserver(activities: [.beforeWaiting, .afterWaiting]) { _, a in
@@ -333,6 +355,7 @@ struct WakeRules {
         #expect(trace.all == ["cancel kCFRunLoopDefaultMode"])
         // Detached: another loop may take the timer now.
         let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
         loop.add(timer, mode: .default)
         #expect(loop.contains(timer, mode: .default))
     }

@@ -1,0 +1,57 @@
+import Testing
+import Transactions
+
+/// The examples of Docs/Transactions.md, with `print` replaced by a captured log.
+@Suite("TransactionsDocumentationExamples")
+struct DocumentationExamplesTests {
+    @Test func layersExample() {
+        let pipeline = CommitPipeline(clock: ManualTransactionClock())
+        var out: [String] = []
+        pipeline.asCurrent {
+            let root = Layer(name: "root")
+            let label = Layer(name: "label", bounds: LayerRect(x: 0, y: 0, width: 200, height: 20))
+            root.addSublayer(label)
+            label.onLayout = { layer in out.append("layout \(layer.name)") }
+            label.onDisplay = { layer, dirty in out.append("draw \(layer.name) in \(dirty)") }
+            label.setNeedsLayout()
+            label.setNeedsLayout()
+            label.setNeedsDisplay(in: LayerRect(x: 0, y: 0, width: 10, height: 20))
+            label.setNeedsDisplay(in: LayerRect(x: 50, y: 0, width: 10, height: 20))
+            Transaction.flush()
+        }
+        #expect(out == ["layout label", "draw label in (0.0, 0.0, 60.0, 20.0)"])
+    }
+
+    @Test func scopingExample() throws {
+        let pipeline = CommitPipeline(clock: ManualTransactionClock())
+        try pipeline.asCurrent {
+            Transaction.begin()
+            Transaction.animationDuration = 1
+            Transaction.begin()
+            #expect(Transaction.animationDuration == 1)
+            Transaction.animationDuration = 2
+            try Transaction.commit()
+            #expect(Transaction.animationDuration == 1)
+            try Transaction.commit()
+            #expect(Transaction.animationDuration == 0.25)
+            #expect(pipeline.frameNumber == 1)
+        }
+    }
+
+    @Test func completionSchedulerExample() {
+        let clock = ManualTransactionClock()
+        let pipeline = CommitPipeline(clock: clock)
+        var out: [String] = []
+        pipeline.asCurrent {
+            Transaction.begin()
+            Transaction.setCompletionBlock { reason in out.append("done: \(reason)") }
+            Transaction.addAnimation(duration: 0.5)
+            try? Transaction.commit()
+            #expect(out.isEmpty)
+            #expect((pipeline.completionScheduler as? ClockCompletionScheduler)?.nextDeadline == clock.now + 500_000_000)
+            clock.advance(seconds: 0.5)
+            pipeline.runDueCompletions()
+        }
+        #expect(out == ["done: animationsFinished"])
+    }
+}
