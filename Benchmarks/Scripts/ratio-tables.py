@@ -25,6 +25,7 @@ PAIRS = {
     ],
     "Autorelease pool (vs a naive `[AnyObject]` pool: append + removeAll)": [
         ("Autorelease: owned reference, autorelease(consuming:)", "Naive pool: owned reference, append", 1000, None, "≤ 3.5 ns/op"),
+        ("Autorelease: owned reference, autorelease(consuming:), coalescing off", "Naive pool: owned reference, append", 1000, None, "(diagnostic: no LRU scan)"),
         ("Autorelease: borrowed reference, autorelease(_:) (retains)", "Naive pool: same object 1000x", 1000, None, "(no target)"),
         ("Autorelease: empty push + pop", "Naive pool: empty push + pop", 1000, None, "≤ 12 ns/op"),
         ("Autorelease: new object, autorelease + pop (dealloc)", "Naive pool: new object, append + removeAll (dealloc)", 1000, None, "(no target)"),
