@@ -94,13 +94,13 @@ public enum AutoreleasePool {
             page.next = address
             return
         }
-        popSlow(address: address, thread: thread)
+        popSlow(address: address, thread: thread, word: word)
     }
 
     @usableFromInline @inline(never)
-    static func popSlow(address: UInt, thread: UInt) {
+    static func popSlow(address: UInt, thread: UInt, word: UInt) {
         do {
-            try ThreadPool.pop(address: address, thread: thread)
+            try ThreadPool.pop(address: address, thread: thread, word: word)
         } catch {
             Diagnostics.badPop(address, reason: error)
         }
@@ -115,7 +115,7 @@ public enum AutoreleasePool {
     /// catch { print(error) }   // "autorelease pool token 0x… was pushed on thread 0x… but popped on …"
     /// ```
     public static func checkedPop(_ token: consuming Token) throws(AutoreleasePoolError) {
-        try ThreadPool.pop(address: token.address, thread: token.thread)
+        try ThreadPool.pop(address: token.address, thread: token.thread, word: ThreadPool.loadWord())
     }
 
     /// Pops `token`'s pool and pushes a new one: the BeforeWaiting step of the classic

@@ -11,12 +11,18 @@ public enum AutoreleasePoolError: Error, Equatable, Sendable, CustomStringConver
     /// The token is not in any page of this thread's pools (forged, or its page was freed).
     case unknownToken(token: UInt, thread: UInt)
 
+    /// The refused token's address.
+    ///
+    /// ```swift
+    /// catch { print(String(error.token, radix: 16)) }
+    /// ```
     public var token: UInt {
         switch self {
         case let .wrongThread(token, _, _), let .staleToken(token, _), let .unknownToken(token, _): token
         }
     }
 
+    /// One sentence naming the token, the thread(s) and saying that nothing was released.
     public var description: String {
         switch self {
         case let .wrongThread(token, pushedOn, poppedOn):

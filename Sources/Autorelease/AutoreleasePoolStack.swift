@@ -9,27 +9,41 @@
 /// pools.pop()             // Exit
 /// ```
 public final class AutoreleasePoolStack {
-    private var tokens: [UInt] = []
+    // Raw token addresses in a plain growable buffer (no Array: nothing to allocate per push
+    // once the capacity is reached, and no generic metadata for a leak checker to report).
+    private var tokens: UnsafeMutablePointer<UInt>
+    private var capacity = 8
+    /// Pools currently on this stack.
+    public private(set) var depth = 0
     /// The thread this stack belongs to.
     public let thread: UInt
 
+    /// An empty stack bound to the calling thread.
     public init() {
         thread = currentThreadID()
-        tokens.reserveCapacity(8)
+        tokens = .allocate(capacity: capacity)
     }
 
-    /// Pools currently on this stack.
-    public var depth: Int { tokens.count }
+    deinit { tokens.deallocate() }
 
     /// Pushes a pool (a run's Entry).
     public func push() {
-        tokens.append(AutoreleasePool.push().unsafeRaw)
+        if depth == capacity {
+            let larger = UnsafeMutablePointer<UInt>.allocate(capacity: capacity * 2)
+            larger.update(from: tokens, count: depth)
+            tokens.deallocate()
+            tokens = larger
+            capacity *= 2
+        }
+        tokens[depth] = AutoreleasePool.push().unsafeRaw
+        depth += 1
     }
 
     /// Pops the most recent pool (a run's Exit). Does nothing on an empty stack.
     public func pop() {
-        guard let raw = tokens.popLast() else { return }
-        AutoreleasePool.pop(AutoreleasePool.Token(address: raw, thread: thread))
+        guard depth > 0 else { return }
+        depth -= 1
+        AutoreleasePool.pop(AutoreleasePool.Token(address: tokens[depth], thread: thread))
     }
 
     /// Pops the most recent pool and pushes a new one in its place (BeforeWaiting). With an
@@ -41,7 +55,7 @@ public final class AutoreleasePoolStack {
 
     /// Pops every pool of this stack, innermost first.
     public func popAll() {
-        while !tokens.isEmpty { pop() }
+        while depth > 0 { pop() }
     }
 
     /// Runs `body` inside its own pool: the per-callout pool of modern CoreFoundation.

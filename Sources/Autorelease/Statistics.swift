@@ -53,8 +53,11 @@ extension AutoreleasePool {
             highWaterMark: Int(hot?.hiwat ?? 0))
     }
 
-    /// Statistics summed over every thread. Pages and bytes are exact; pending entries are as
-    /// each thread last published them (at its pops, page changes and `statistics` queries).
+    /// Statistics summed over every thread. Pages, bytes and `peakBytes` (the peak of the
+    /// process total) are exact; pending entries are as each thread last published them (at its
+    /// pops, page changes and `statistics` queries); `peakEntries` is the sum of the threads'
+    /// peaks since `resetProcessPeaks()` (exited threads included), an upper bound of the peak
+    /// of the sum.
     ///
     /// ```swift
     /// print(AutoreleasePool.processStatistics.bytes)
@@ -62,12 +65,13 @@ extension AutoreleasePool {
     public static var processStatistics: Statistics {
         let totals = ProcessTotals.shared
         let pages = totals.pages.load(ordering: .relaxed)
+        let sums = ThreadRegistry.shared.sums()
         return Statistics(
-            pendingEntries: totals.entries.load(ordering: .relaxed),
+            pendingEntries: sums.entries,
             pendingReleases: 0,
             pages: pages,
             bytes: pages * 4096,
-            peakEntries: totals.peakEntries.load(ordering: .relaxed),
+            peakEntries: sums.peakEntries,
             peakBytes: totals.peakBytes.load(ordering: .relaxed),
             highWaterMark: 0)
     }
@@ -78,15 +82,13 @@ extension AutoreleasePool {
     /// AutoreleasePool.resetPeaks()
     /// ```
     public static func resetPeaks() {
-        let state = ThreadState.current
-        state.peakEntries = ThreadPool.pendingEntries(ThreadPool.loadWord())
-        state.peakBytes = state.pages * 4096
+        ThreadState.current.resetPeaks()
     }
 
     /// Starts new process-wide peaks at the current totals.
     public static func resetProcessPeaks() {
+        ThreadRegistry.shared.resetPeaks()
         let totals = ProcessTotals.shared
-        totals.peakEntries.store(totals.entries.load(ordering: .relaxed), ordering: .relaxed)
         totals.peakBytes.store(totals.pages.load(ordering: .relaxed) * 4096, ordering: .relaxed)
     }
 }

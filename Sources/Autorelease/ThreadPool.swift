@@ -9,13 +9,25 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// The key whose value is the thread's `ThreadWord` (hot page + flags). Its destructor drains
 /// every pool of an exiting thread LIFO and frees all its pages.
+let hotPageKey: pthread_key_t = {
+    let key = makeKey { value in
+        ThreadPool.threadDidExit(word: UInt(bitPattern: value))
+    }
+    // Published before any value is stored under the key (see `fastHotPageKey`).
+    fastHotPageKey.store(UInt32(key) &+ 1, ordering: .releasing)
+    return key
+}()
+
+/// The hot-page key + 1, or 0 before the key exists. A statically initialised atomic: the
+/// inlined fast paths read it with one plain load instead of a lazy global's once-check. With
+/// 0, `pthread_getspecific(UInt32.max)` returns NULL (glibc checks the range), which sends the
+/// caller to a slow path that creates the key.
 @usableFromInline
-let hotPageKey: pthread_key_t = makeKey { value in
-    ThreadPool.threadDidExit(word: UInt(bitPattern: value))
-}
+let fastHotPageKey = Atomic<UInt32>(0)
 
 func makeKey(destructor: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void) -> pthread_key_t {
     var key = pthread_key_t()
@@ -40,10 +52,13 @@ enum ThreadPool {
 
     @inlinable
     static func loadWord() -> UInt {
+        #if canImport(Glibc)
+        UInt(bitPattern: pthread_getspecific(fastHotPageKey.load(ordering: .relaxed) &- 1))
+        #else
         UInt(bitPattern: pthread_getspecific(hotPageKey))
+        #endif
     }
 
-    @inlinable
     static func storeWord(_ word: UInt) {
         _ = pthread_setspecific(hotPageKey, UnsafeRawPointer(bitPattern: word))
     }
@@ -179,8 +194,7 @@ enum ThreadPool {
     /// Pops the pool whose token is `address` (and every pool pushed after it).
     /// Throws without touching anything when the token is not a live pool of this thread.
     @usableFromInline @inline(never)
-    static func pop(address: UInt, thread: UInt) throws(AutoreleasePoolError) {
-        let word = loadWord()
+    static func pop(address: UInt, thread: UInt, word: UInt) throws(AutoreleasePoolError) {
         let (target, stop, problem) = locate(address: address, thread: thread, word: word)
         if let problem { throw problem }
         guard let page = target else {
@@ -193,27 +207,31 @@ enum ThreadPool {
             HighWater.update(hot: hot, print: flags & ThreadWord.highWaterMask == 2 << ThreadWord.highWaterShift)
         }
         let state = ThreadState.current
-        state.samplePeakEntries()
-        releaseUntil(page: page, stop: stop, state: state)
+        state.samplePeakEntries(word)
+        releaseUntil(page: page, stop: stop, state: state, word: word)
         if flags & ThreadWord.missingPoolMask != 0 && page.isEmpty && page.parent == nil {
             // With the missing-pool diagnostic on, a drained cold page goes away so that a
             // later autorelease with no pool is reported instead of landing here silently.
             state.pagesChanged(by: -page.killWithChildren())
-            storeWord(loadWord() & ThreadWord.flagsMask & ~ThreadWord.placeholderBit)
-        } else if page.isLessThanHalfFull {
+            storeWord(flags)
+            state.publish(flags)
+            return
+        }
+        if page.isLessThanHalfFull {
             if let child = page.child { state.pagesChanged(by: -child.killWithChildren()) }
         } else if let grandchild = page.child?.child {
             // Hysteresis: keep one empty child when the page is at least half full.
             state.pagesChanged(by: -grandchild.killWithChildren())
         }
-        state.publish()
+        // releaseUntil left `page` as the hot page.
+        state.publish(page.address)
     }
 
     /// Releases entries, hottest first, until `page.next == stop`. Re-reads the hot page every
     /// time because a release may autorelease more objects; those are released by this loop too.
-    static func releaseUntil(page: PoolPage, stop: UInt, state: ThreadState) {
+    static func releaseUntil(page: PoolPage, stop: UInt, state: ThreadState, word currentWord: UInt) {
+        var word = currentWord
         while page.next != stop {
-            let word = loadWord()
             guard var hot = hotPage(word) else {
                 fatalError("autorelease pool: the hot page vanished while popping \(hex(stop)) (a deinit popped an outer pool?)")
             }
@@ -222,7 +240,8 @@ enum ThreadPool {
                     fatalError("autorelease pool: ran past the cold page while popping \(hex(stop))")
                 }
                 hot = parent
-                storeWord(hot.address | ThreadWord.flags(word))
+                word = hot.address | ThreadWord.flags(word)
+                storeWord(word)
             }
             let slot = hot.next &- 8
             hot.next = slot
@@ -236,11 +255,17 @@ enum ThreadPool {
                     if releases == 0 { break }
                     releases &-= 1
                 }
-                // Entries added by that release may have raised the total above the last peak.
-                if hot.next > slot || ThreadWord.page(loadWord()) != hot.address { state.samplePeakEntries() }
+                // A release that left entries behind (on this page, or on a hotter one once this
+                // one filled up) moved `next`: re-read the hot page, and those entries may have
+                // raised the total above the last peak. A balanced push/pop inside a deinit
+                // leaves both as they were. (Draining the thread from a deinit is not supported.)
+                if hot.next != slot {
+                    word = loadWord()
+                    state.samplePeakEntries(word)
+                }
             }
         }
-        storeWord(page.address | ThreadWord.flags(loadWord()))
+        if ThreadWord.page(word) != page.address { storeWord(page.address | ThreadWord.flags(word)) }
     }
 
     // MARK: Thread exit (objc4 HotPageDealloc)
@@ -264,7 +289,7 @@ enum ThreadPool {
         let state = ThreadState.current
         state.samplePeakEntries()
         let cold = hot.coldest
-        if !cold.isEmpty { releaseUntil(page: cold, stop: cold.begin, state: state) }
+        if !cold.isEmpty { releaseUntil(page: cold, stop: cold.begin, state: state, word: word) }
         state.pagesChanged(by: -cold.killWithChildren())
         storeWord(flags(of: loadWord()))
         state.publish()
@@ -272,15 +297,12 @@ enum ThreadPool {
 
     // MARK: Measuring
 
-    /// Used slots over the hot page and its ancestors (objc4's "releases pending").
+    /// Used slots over the hot page and its ancestors (objc4's "releases pending"). Every
+    /// ancestor of the hot page is full (a child is only entered from a full page, and a page is
+    /// only left for its parent once empty), so this is O(1).
     static func pendingEntries(_ word: UInt) -> Int {
-        var total = 0
-        var page = hotPage(word)
-        while let current = page {
-            total += current.usedSlots
-            page = current.parent
-        }
-        return total
+        guard let hot = hotPage(word) else { return 0 }
+        return Int(hot.depth) * PageLayout.slotCount + hot.usedSlots
     }
 
     /// Releases pop would perform now: objects and cleanups, counting coalesced counts.

@@ -1,6 +1,7 @@
 // Per-thread bookkeeping for the statistics: page count and peaks. Reached through its own
-// pthread key and touched only by its thread; what other threads may read is published into
-// process-wide atomics (`ProcessTotals`).
+// pthread key. The plain fields are touched only by the owning thread; what other threads may
+// read is published into atomics (per thread, so a pop never writes a shared cache line) and
+// summed on demand through a registry.
 
 #if canImport(Glibc)
 import Glibc
@@ -17,80 +18,166 @@ let threadStateKey: pthread_key_t = {
     _ = hotPageKey
     return makeKey { value in
         guard let value else { return }
-        let state = Unmanaged<ThreadState>.fromOpaque(value).takeRetainedValue()
-        state.publishZero()
+        ThreadRegistry.shared.retire(value.assumingMemoryBound(to: ThreadStateData.self))
     }
 }()
 
-/// Thread-confined: only the owning thread reads or writes these fields (the key is per thread).
-final class ThreadState {
+/// A thread's statistics state, in malloc'd memory so the pop path touches it without ARC.
+struct ThreadStateData: ~Copyable {
+    // Owner thread only (see the file comment).
     var pages = 0
     var peakEntries = 0
     var peakBytes = 0
-    var publishedEntries = 0
-    var publishedPages = 0
+    /// The process-peak epoch `processPeakEntries` belongs to, and the owner's copy of it.
+    var processEpoch = 0
+    var processPeakCache = 0
+
+    // Written by the owner, read by `processStatistics` on any thread.
+    let publishedEntries = Atomic<Int>(0)
+    let processPeakEntries = Atomic<Int>(0)
+    let publishedEpoch = Atomic<Int>(0)
+}
+
+/// A handle on the calling thread's state.
+struct ThreadState {
+    let data: UnsafeMutablePointer<ThreadStateData>
 
     static var current: ThreadState {
         if let value = pthread_getspecific(threadStateKey) {
-            return Unmanaged<ThreadState>.fromOpaque(value).takeUnretainedValue()
+            return ThreadState(data: value.assumingMemoryBound(to: ThreadStateData.self))
         }
-        let state = ThreadState()
-        _ = pthread_setspecific(threadStateKey, Unmanaged.passRetained(state).toOpaque())
-        return state
+        let data = UnsafeMutablePointer<ThreadStateData>.allocate(capacity: 1)
+        data.initialize(to: ThreadStateData())
+        ThreadRegistry.shared.add(data)
+        _ = pthread_setspecific(threadStateKey, data)
+        return ThreadState(data: data)
     }
 
-    /// Entries only grow between pops, so sampling before every pop (and at page growth and
-    /// at every query) sees the maximum.
-    func samplePeakEntries() {
-        let entries = ThreadPool.pendingEntries(ThreadPool.loadWord())
-        if entries > peakEntries { peakEntries = entries }
+    var pages: Int { data.pointee.pages }
+    var peakEntries: Int { data.pointee.peakEntries }
+    var peakBytes: Int { data.pointee.peakBytes }
+
+    /// Entries only grow between pops, so sampling before every pop (and at page growth, after
+    /// a release that left entries behind, and at every query) sees the maximum.
+    func samplePeakEntries(_ word: UInt = ThreadPool.loadWord()) {
+        let entries = ThreadPool.pendingEntries(word)
+        if entries > data.pointee.peakEntries { data.pointee.peakEntries = entries }
+        let epoch = ProcessTotals.shared.epoch.load(ordering: .relaxed)
+        if epoch != data.pointee.processEpoch {
+            data.pointee.processEpoch = epoch
+            data.pointee.processPeakCache = entries
+            data.pointee.publishedEpoch.store(epoch, ordering: .relaxed)
+            data.pointee.processPeakEntries.store(entries, ordering: .relaxed)
+        } else if entries > data.pointee.processPeakCache {
+            data.pointee.processPeakCache = entries
+            data.pointee.processPeakEntries.store(entries, ordering: .relaxed)
+        }
     }
 
     func pagesChanged(by delta: Int) {
-        pages += delta
-        let bytes = pages * PageLayout.size
-        if bytes > peakBytes { peakBytes = bytes }
-        publishedPages += delta
+        data.pointee.pages += delta
+        let bytes = data.pointee.pages * PageLayout.size
+        if bytes > data.pointee.peakBytes { data.pointee.peakBytes = bytes }
         let total = ProcessTotals.shared.pages.add(delta, ordering: .relaxed).newValue
         ProcessTotals.shared.raisePeakBytes(total * PageLayout.size)
     }
 
     /// Makes this thread's pending entries visible to `processStatistics`.
-    func publish() {
-        let entries = ThreadPool.pendingEntries(ThreadPool.loadWord())
-        let delta = entries - publishedEntries
-        guard delta != 0 else { return }
-        publishedEntries = entries
-        let total = ProcessTotals.shared.entries.add(delta, ordering: .relaxed).newValue
-        ProcessTotals.shared.raisePeakEntries(total)
+    func publish(_ word: UInt = ThreadPool.loadWord()) {
+        data.pointee.publishedEntries.store(ThreadPool.pendingEntries(word), ordering: .relaxed)
     }
 
-    func publishZero() {
-        _ = ProcessTotals.shared.entries.subtract(publishedEntries, ordering: .relaxed)
-        _ = ProcessTotals.shared.pages.subtract(publishedPages, ordering: .relaxed)
-        publishedEntries = 0
-        publishedPages = 0
+    func resetPeaks() {
+        data.pointee.peakEntries = ThreadPool.pendingEntries(ThreadPool.loadWord())
+        data.pointee.peakBytes = data.pointee.pages * PageLayout.size
     }
 }
 
-/// Sums over all threads. Entries are as published by each thread at its last pop, page change
-/// or statistics query; pages and bytes are exact at all times.
+/// Every live thread's state, for summing. Guarded by a pthread mutex; a state is freed only
+/// under the lock, after leaving the set, so readers never see freed memory.
+final class ThreadRegistry: @unchecked Sendable {
+    static let shared = ThreadRegistry()
+    private let lock = PthreadLock()
+    private var states: Set<UInt> = []   // addresses of ThreadStateData; guarded by `lock`
+
+    func add(_ data: UnsafeMutablePointer<ThreadStateData>) {
+        lock.withLock { _ = states.insert(UInt(bitPattern: data)) }
+    }
+
+    /// At thread exit: the thread's peak moves to the retired total and its state is freed.
+    func retire(_ data: UnsafeMutablePointer<ThreadStateData>) {
+        lock.withLock {
+            states.remove(UInt(bitPattern: data))
+            if data.pointee.publishedEpoch.load(ordering: .relaxed) == ProcessTotals.shared.epoch.load(ordering: .relaxed) {
+                ProcessTotals.shared.retiredPeakEntries.add(data.pointee.processPeakEntries.load(ordering: .relaxed), ordering: .relaxed)
+            }
+            data.deinitialize(count: 1)
+            data.deallocate()
+        }
+    }
+
+    /// (pending entries, summed peaks) over live threads plus the peaks of exited ones.
+    func sums() -> (entries: Int, peakEntries: Int) {
+        lock.withLock {
+            let epoch = ProcessTotals.shared.epoch.load(ordering: .relaxed)
+            var entries = 0
+            var peaks = ProcessTotals.shared.retiredPeakEntries.load(ordering: .relaxed)
+            for address in states {
+                let data = UnsafeMutablePointer<ThreadStateData>(bitPattern: address).unsafelyUnwrapped
+                let pending = data.pointee.publishedEntries.load(ordering: .relaxed)
+                entries += pending
+                peaks += data.pointee.publishedEpoch.load(ordering: .relaxed) == epoch
+                    ? max(data.pointee.processPeakEntries.load(ordering: .relaxed), pending) : pending
+            }
+            return (entries, peaks)
+        }
+    }
+
+    func resetPeaks() {
+        lock.withLock {
+            _ = ProcessTotals.shared.epoch.add(1, ordering: .relaxed)
+            ProcessTotals.shared.retiredPeakEntries.store(0, ordering: .relaxed)
+        }
+    }
+}
+
+/// Process-wide atomics: pages and bytes are exact at all times (updated at every page
+/// allocation and free).
 final class ProcessTotals: Sendable {
     static let shared = ProcessTotals()
-    let entries = Atomic<Int>(0)
     let pages = Atomic<Int>(0)
-    let peakEntries = Atomic<Int>(0)
     let peakBytes = Atomic<Int>(0)
+    let epoch = Atomic<Int>(1)
+    let retiredPeakEntries = Atomic<Int>(0)
 
-    func raisePeakEntries(_ value: Int) { raise(peakEntries, to: value) }
-    func raisePeakBytes(_ value: Int) { raise(peakBytes, to: value) }
-
-    private func raise(_ peak: borrowing Atomic<Int>, to value: Int) {
-        var current = peak.load(ordering: .relaxed)
+    func raisePeakBytes(_ value: Int) {
+        var current = peakBytes.load(ordering: .relaxed)
         while value > current {
-            let (exchanged, original) = peak.compareExchange(expected: current, desired: value, ordering: .relaxed)
+            let (exchanged, original) = peakBytes.compareExchange(expected: current, desired: value, ordering: .relaxed)
             if exchanged { return }
             current = original
         }
+    }
+}
+
+/// A pthread mutex (Synchronization.Mutex is invisible to ThreadSanitizer on Linux).
+final class PthreadLock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>   // only touched through pthread calls
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        precondition(pthread_mutex_init(mutex, nil) == 0)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
     }
 }

@@ -14,6 +14,10 @@ extension Loop {
         }
     }
 
+    /// Whether an event sink is installed (test it before building an event's arguments).
+    @inline(__always)
+    var hasSink: Bool { storage.pointee.eventSink != nil }
+
     /// Every callout goes through here: interceptor, sink, then the item's code (lock released).
     @inline(__always)
     func callOut(_ kind: LoopEvent.Callout, _ label: String, _ mode: Loop.Mode, _ body: () -> Void) {
@@ -82,7 +86,7 @@ extension Loop {
             if observer.core.isValid && !observer.firing.load(ordering: .relaxed) { frame.scratch.pointee.observers.append(observer) }
         }
         lock.unlock()
-        emit(.activity(activity), activity.shortName, state.mode)
+        if hasSink { emit(.activity(activity), activity.shortName, state.mode) }
         // …then call each with the lock released.
         var index = 0
         while index < frame.scratch.pointee.observers.count {

@@ -100,12 +100,14 @@ extension Loop {
         let frame = frames[depth]
         frame.stopped = false
         frame.ignoreWakeUps = false
+        runSerial &+= 1
+        frame.serial = runSerial
         // R5.2
         let previous = runningMode
         runningMode = state
         lock.unlock()
 
-        emit(.runBegin, "", name)
+        if hasSink { emit(.runBegin, "", name) }
         notify(.entry, state, frame)                                     // R5.3
         let result = runPasses(state, frame, seconds, stopAfterHandle)   // R5.4
         notify(.exit, state, frame)                                      // R5.5: still this mode
@@ -114,7 +116,7 @@ extension Loop {
         depth -= 1
         runningMode = previous
         lock.unlock()
-        emit(.runEnd(result), "", name)
+        if hasSink { emit(.runEnd(result), "", name) }
         return result                                                    // R5.7
     }
 
@@ -154,9 +156,11 @@ extension Loop {
             // L3
             _ = passCounter.wrappingAdd(1, ordering: .relaxed)
             lock.lock()
-            // No L-g: a wake-up still pending here was written by a nested or earlier run (this
-            // run ignores wake-ups from its last wake until now, W3), so it is stale.
-            if wakePending {
+            // No L-g: a wake-up still pending here that another run wrote (a nested run, or an
+            // earlier run that ended without waiting) is stale; this run ignored wake-ups from
+            // its last wake until now (W3), so its own pending wake-up can only come from its
+            // Entry observers or before its first wait, and stays.
+            if wakePending && wakeSerial != frame.serial {
                 _ = rlk_eventfd_drain(wakeFD)
                 wakePending = false
             }
@@ -186,7 +190,7 @@ extension Loop {
                 let quiet = (poll || virtualClock != nil) && isQuietLocked(state, asyncPort: asyncPort)
                 let armed = state.armedDeadline
                 lock.unlock()
-                if !poll { emit(.sleep, "", state.mode) }
+                if !poll && hasSink { emit(.sleep, "", state.mode) }
                 live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
                             quiet: quiet, armed: armed)                  // (3070-3127)
                 lock.withLock {
@@ -194,7 +198,7 @@ extension Loop {
                     frame.ignoreWakeUps = true                           // W3 (3130)
                 }
                 if !poll {
-                    emit(.wake, "", state.mode)
+                    if hasSink { emit(.wake, "", state.mode) }
                     notify(.afterWaiting, state, frame)                  // L-a (3134)
                 }
             }

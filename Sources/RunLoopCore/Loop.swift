@@ -46,6 +46,14 @@ public final class Loop: @unchecked Sendable {
         _read { yield storage.pointee.wakeFD }
         _modify { yield &storage.pointee.wakeFD }
     }
+    var wakeSerial: UInt64 {
+        _read { yield storage.pointee.wakeSerial }
+        _modify { yield &storage.pointee.wakeSerial }
+    }
+    var runSerial: UInt64 {
+        _read { yield storage.pointee.runSerial }
+        _modify { yield &storage.pointee.runSerial }
+    }
     var wakePending: Bool {
         _read { yield storage.pointee.wakePending }
         _modify { yield &storage.pointee.wakePending }
@@ -265,6 +273,7 @@ public final class Loop: @unchecked Sendable {
             guard !tornDown, !frames[depth].ignoreWakeUps else { return }
             _ = rlk_eventfd_signal(wakeFD)
             wakePending = true
+            wakeSerial = frames[depth].serial
         }
     }
 
@@ -305,6 +314,10 @@ struct LoopState {
     var wakeFD: Int32 = -1
     /// The wake eventfd was written and not yet read; lets a pass skip the read otherwise.
     var wakePending = false
+    /// Which run (`RunFrame.serial`) wrote the pending wake-up.
+    var wakeSerial: UInt64 = 0
+    /// Serial numbers for runs, so a pass can tell its own wake-ups from stale ones.
+    var runSerial: UInt64 = 0
     var modes: [Loop.Mode: ModeState] = [:]
     var modeOrder: [Loop.Mode] = []
     /// The last mode looked up by name: runs and performs usually name the same mode again.
@@ -354,6 +367,11 @@ final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock
         _read { yield scratch.pointee.ignoreWakeUps }
         _modify { yield &scratch.pointee.ignoreWakeUps }
     }
+    /// Identifies the run using this frame (loop lock).
+    var serial: UInt64 {
+        _read { yield scratch.pointee.serial }
+        _modify { yield &scratch.pointee.serial }
+    }
     /// Behind a pointer so the hot per-item appends and reads skip Swift's dynamic exclusivity
     /// checks on class properties (they were a third of a pass's instructions); only the loop
     /// thread touches it, one step at a time.
@@ -362,6 +380,7 @@ final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock
     struct Scratch {
         var stopped = false
         var ignoreWakeUps = false
+        var serial: UInt64 = 0
         var observers: [LoopObserver] = []
         var sources: [Source0Pick] = []
         var timers: [LoopTimer] = []

@@ -52,7 +52,7 @@ public final class LoopObserver: @unchecked Sendable {  // core is locked; `firi
 /// loop.add(source, mode: .default)
 /// source.signal(); loop.wakeUp()
 /// ```
-public final class LoopSource: @unchecked Sendable {  // mutable state is guarded by core.lock
+public final class LoopSource: @unchecked Sendable {  // core.lock guards signal/invalidate; the stamp is atomic
     public let order: Int
     public let label: String
     let scheduleCallout: ((Loop, Loop.Mode) -> Void)?

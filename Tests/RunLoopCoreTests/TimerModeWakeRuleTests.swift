@@ -300,6 +300,37 @@ struct WakeRules {
         #expect(clock.now == 30 * ms)
     }
 
+    @Test("W3 a wakeUp from an Entry observer is effective: the first wait returns at once")
+    func w3EntryWakeUp() {
+        let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
+        let trace = Trace()
+        recordActivities(loop, trace)
+        loop.add(LoopSource {}, mode: .default)
+        loop.add(LoopObserver(activities: .entry, order: 1) { _, _ in loop.wakeUp() }, mode: .default)
+        loop.add(LoopObserver(activities: .afterWaiting, order: 1) { _, _ in trace.add("@\(clock.now / ms)") },
+                 mode: .default)
+        #expect(loop.run(mode: .default, timeout: 0.05) == .timedOut)
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "@0", "BT", "BS", "BW", "AW", "@50", "X"])
+    }
+
+    @Test("W3 L-g a wake-up left by a run that stopped before waiting does not wake the next run")
+    func w3StaleWakeUp() {
+        let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
+        let trace = Trace()
+        recordActivities(loop, trace)
+        loop.add(LoopSource {}, mode: .default)
+        loop.add(LoopObserver(activities: .afterWaiting, order: 1) { _, _ in trace.add("@\(clock.now / ms)") },
+                 mode: .default)
+        // stop() in Entry writes the wake descriptor, and the run ends at L0 without waiting.
+        loop.add(LoopObserver(activities: .entry, repeats: false, order: 1) { _, _ in loop.stop() }, mode: .default)
+        #expect(loop.run(mode: .default, timeout: 0.05) == .stopped)
+        trace.reset()
+        #expect(loop.run(mode: .default, timeout: 0.05) == .timedOut)
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "@50", "X"])
+    }
+
     @Test("W4 isWaiting is true only inside the wait (W4), seen from another thread")
     func w4() {
         let loop = Loop(clock: MonotonicClock.shared)
