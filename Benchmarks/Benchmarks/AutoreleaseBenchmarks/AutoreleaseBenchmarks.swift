@@ -58,6 +58,24 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(references)
     }
 
+    // Diagnostic twin of the benchmark above: the same hand-over with coalescing off, so the
+    // difference is the price of objc4's LRU scan of the 4 most recent slots.
+    Benchmark("Autorelease: owned reference, autorelease(consuming:), coalescing off",
+              configuration: configuration) { benchmark in
+        let references = OwnedReferences(count: benchmark.scaledIterations.count)
+        let saved = AutoreleasePool.configuration
+        AutoreleasePool.configuration.coalescing = .off
+        let token = AutoreleasePool.push()
+        benchmark.startMeasurement()
+        for index in benchmark.scaledIterations {
+            AutoreleasePool.autorelease(consuming: references.owned[index].takeRetainedValue())
+        }
+        benchmark.stopMeasurement()
+        AutoreleasePool.pop(token)
+        AutoreleasePool.configuration = saved
+        blackHole(references)
+    }
+
     Benchmark("Naive pool: owned reference, append", configuration: configuration) { benchmark in
         let references = OwnedReferences(count: benchmark.scaledIterations.count)
         var pool = NaivePool()

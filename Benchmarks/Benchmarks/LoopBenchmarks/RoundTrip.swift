@@ -1,0 +1,191 @@
+import Benchmark
+import CBenchSupport
+import CoreFoundation
+import Dispatch
+import Foundation
+import RunLoopCore
+import Synchronization
+
+// Cross-thread round trip. The benchmark runner's thread is "B": it posts work to a responder
+// thread "A" and blocks reading an eventfd until A acknowledges by writing it. A and B are both
+// pinned to `roundTripCPU`. The floor is the same exchange with nothing but an eventfd that A
+// waits for in epoll_wait.
+
+/// One responder thread and the way to reach it. `start()` runs in the benchmark's set-up,
+/// `roundTrip()` on the pinned runner thread, `stop()` in the tear-down.
+protocol RoundTripPeer: AnyObject, Sendable {
+    func start()
+    func roundTrip()
+    func stop()
+}
+
+/// The floor: B writes eventfd `ping`; A wakes in epoll_wait, reads it and writes `ack`.
+/// `@unchecked Sendable`: the descriptors are set in `start()` before A exists and cleared in
+/// `stop()` after it is joined; the only state both threads touch while A runs is `stopping`.
+final class EventfdPingPong: RoundTripPeer, @unchecked Sendable {
+    private var ping: Int32 = -1
+    private var ack: Int32 = -1
+    private let stopping = Atomic(false)
+    private var responder: PinnedThread?
+
+    func start() {
+        ping = bench_eventfd()
+        ack = bench_eventfd()
+        stopping.store(false, ordering: .relaxed)
+        let epoll = bench_epoll_for(ping)
+        precondition(ping >= 0 && ack >= 0 && epoll >= 0, "eventfd/epoll set-up failed")
+        responder = PinnedThread(cpu: roundTripCPU) { self.respond(epoll) }
+    }
+
+    private func respond(_ epoll: Int32) {
+        while true {
+            _ = bench_epoll_wait_readable(epoll)
+            _ = bench_eventfd_wait(ping)
+            if stopping.load(ordering: .acquiring) { break }
+            _ = bench_eventfd_post(ack)
+        }
+        bench_close(epoll)
+    }
+
+    func roundTrip() {
+        _ = bench_eventfd_post(ping)
+        _ = bench_eventfd_wait(ack)
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .releasing)
+        _ = bench_eventfd_post(ping)
+        responder?.join()
+        responder = nil
+        bench_close(ping)
+        bench_close(ack)
+    }
+}
+
+/// RunLoopKit: A runs `Loop.run()` with a source0 whose perform acks; B signals it and wakes A.
+/// `@unchecked Sendable`: `loop`, `source` and `ack` are written by A before it signals `ready`
+/// and only read by B after `ready.wait()`; `stop()` joins A before clearing them.
+final class LoopRoundTrip: RoundTripPeer, @unchecked Sendable {
+    private var ack: Int32 = -1
+    private var loop: Loop?
+    private var source: LoopSource?
+    private var responder: PinnedThread?
+
+    func start() {
+        ack = bench_eventfd()
+        precondition(ack >= 0, "eventfd set-up failed")
+        let ready = DispatchSemaphore(value: 0)
+        responder = PinnedThread(cpu: roundTripCPU) { self.serve(ready) }
+        ready.wait()
+    }
+
+    private func serve(_ ready: DispatchSemaphore) {
+        let loop = Loop.current
+        let ack = self.ack
+        let source = LoopSource(label: "ack") { _ = bench_eventfd_post(ack) }
+        loop.add(source, mode: .default)
+        self.loop = loop
+        self.source = source
+        ready.signal()
+        loop.run()
+        loop.remove(source, mode: .default)
+        source.invalidate()
+    }
+
+    func roundTrip() {
+        source?.signal()
+        loop?.wakeUp()
+        _ = bench_eventfd_wait(ack)
+    }
+
+    func stop() {
+        loop?.stop()
+        responder?.join()
+        responder = nil
+        loop = nil
+        source = nil
+        bench_close(ack)
+    }
+}
+
+/// The real CFRunLoop: A runs `CFRunLoopRun()` with a version-0 source whose perform acks;
+/// B calls `CFRunLoopSourceSignal` + `CFRunLoopWakeUp`.
+/// `@unchecked Sendable`: same hand-over as `LoopRoundTrip` (written by A before `ready`, read
+/// by B after it, cleared after the join); CF's signal, wake-up and stop are thread-safe.
+final class CFRunLoopRoundTrip: RoundTripPeer, @unchecked Sendable {
+    private var ack: Int32 = -1
+    private var runLoop: CFRunLoop?
+    private var source: CFRunLoopSource?
+    private var responder: PinnedThread?
+
+    func start() {
+        ack = bench_eventfd()
+        precondition(ack >= 0, "eventfd set-up failed")
+        let ready = DispatchSemaphore(value: 0)
+        responder = PinnedThread(cpu: roundTripCPU) { self.serve(ready) }
+        ready.wait()
+    }
+
+    private func serve(_ ready: DispatchSemaphore) {
+        let runLoop = CFRunLoopGetCurrent()
+        var context = CFRunLoopSourceContext()
+        context.version = 0
+        context.info = Unmanaged.passUnretained(self).toOpaque()
+        context.perform = { info in
+            guard let info else { return }
+            _ = bench_eventfd_post(Unmanaged<CFRunLoopRoundTrip>.fromOpaque(info).takeUnretainedValue().ack)
+        }
+        let source = CFRunLoopSourceCreate(kCFAllocatorDefault, 0, &context)
+        CFRunLoopAddSource(runLoop, source, kCFRunLoopDefaultMode)
+        self.runLoop = runLoop
+        self.source = source
+        ready.signal()
+        CFRunLoopRun()
+        CFRunLoopRemoveSource(runLoop, source, kCFRunLoopDefaultMode)
+        CFRunLoopSourceInvalidate(source)
+    }
+
+    func roundTrip() {
+        CFRunLoopSourceSignal(source)
+        CFRunLoopWakeUp(runLoop)
+        _ = bench_eventfd_wait(ack)
+    }
+
+    func stop() {
+        if let runLoop { CFRunLoopStop(runLoop) }
+        responder?.join()
+        responder = nil
+        runLoop = nil
+        source = nil
+        bench_close(ack)
+    }
+}
+
+/// Round trips before the measured span: the first ones pay for page faults and lazy set-up.
+let warmUpRoundTrips = 64
+
+func registerRoundTripBenchmarks() {
+    let peers: [(name: String, peer: any RoundTripPeer)] = [
+        ("eventfd ping-pong via epoll (floor)", EventfdPingPong()),
+        ("Loop", LoopRoundTrip()),
+        ("CFRunLoop", CFRunLoopRoundTrip()),
+    ]
+    for (name, peer) in peers {
+        Benchmark("cross-thread round trip, both on CPU \(roundTripCPU) · \(name)") { benchmark in
+            let pinned = bench_pin_current_thread(roundTripCPU)
+            defer { _ = bench_unpin_current_thread() }
+            guard pinned == 0, bench_current_cpu() == roundTripCPU else {
+                benchmark.error("could not pin the runner thread to CPU \(roundTripCPU) (errno \(pinned))")
+                return
+            }
+            for _ in 0..<warmUpRoundTrips { peer.roundTrip() }
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations { peer.roundTrip() }
+            benchmark.stopMeasurement()
+        } setup: {
+            peer.start()
+        } teardown: {
+            peer.stop()
+        }
+    }
+}
