@@ -414,9 +414,24 @@ struct PendingBlock {
 
     /// B2: the block's mode is the current mode, or `.common` and the current mode is common.
     func matches(_ mode: Loop.Mode, isCommon: Bool) -> Bool {
+        targets(mode) || (isCommon && targetsCommon)
+    }
+
+    /// Whether the block names `mode` itself.
+    @inline(__always)
+    func targets(_ mode: Loop.Mode) -> Bool {
         switch target {
-        case .one(let m): return m == mode || (isCommon && m == .common)
-        case .several(let ms): return ms.contains(mode) || (isCommon && ms.contains(.common))
+        case .one(let m): return m == mode
+        case .several(let ms): return ms.contains(mode)
+        }
+    }
+
+    /// Whether the block names the common-modes pseudo-mode.
+    @inline(__always)
+    var targetsCommon: Bool {
+        switch target {
+        case .one(let m): return m == .common
+        case .several(let ms): return ms.contains(.common)
         }
     }
 }

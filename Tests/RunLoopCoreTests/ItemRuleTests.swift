@@ -149,6 +149,27 @@ struct BlockRules {
         #expect(loop.run(mode: "C", timeout: 0) == .finished)  // nothing left for C
     }
 
+    @Test("B2 a block that makes the current mode common lets a later .common block run in the same walk")
+    func b2LiveCommonModes() {
+        let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
+        let trace = Trace()
+        let m1: Loop.Mode = "M1"
+        let source = recordingSource("s0", trace)
+        loop.add(source, mode: m1)
+        loop.perform(inMode: m1, label: "b0") { trace.add("b0"); loop.addCommonMode(m1) }
+        loop.perform(inMode: .common, label: "b1") { trace.add("b1") }
+        loop.perform(inModes: ["Other", .common], label: "b2") { trace.add("b2") }
+        loop.perform(inMode: "Other", label: "kept") { trace.add("kept") }
+        source.signal()
+        #expect(loop.run(mode: m1, timeout: 0) == .timedOut)
+        // CF: b0 b1 (same walk, before the sources) then s0; the block for "Other" stays queued.
+        #expect(trace.all == ["b0", "b1", "b2", "s0"])
+        trace.reset()
+        #expect(loop.run(mode: "Other", timeout: 0) == .timedOut)
+        #expect(trace.all == ["kept"])
+    }
+
     @Test("B3 blocks run after BS, after handled sources0, and at the end of the pass")
     func b3() {
         let (loop, _) = virtualLoop()
