@@ -18,15 +18,18 @@ extension Loop {
     @inline(__always)
     var hasSink: Bool { storage.pointee.eventSink != nil }
 
-    /// Every callout goes through here: interceptor, sink, then the item's code (lock released).
+    /// Every callout goes through here (lock released): begin event, `willCallOut`, the item's
+    /// code, `didCallOut`, end event. The interceptor runs INSIDE the callout's span, so work it
+    /// does at the end of a callout (a flush-if-too-late commit, a per-callout pool pop) shows up
+    /// in traces within that callout, as UIKit's flush does inside `__handleEventQueue`.
     @inline(__always)
     func callOut(_ kind: LoopEvent.Callout, _ label: String, _ mode: Loop.Mode, _ body: () -> Void) {
         let interceptor = calloutInterceptor
-        interceptor?.willCallOut(kind, label: label, loop: self)
         emit(.calloutBegin(kind), label, mode)
+        interceptor?.willCallOut(kind, label: label, loop: self)
         body()
-        emit(.calloutEnd(kind), label, mode)
         interceptor?.didCallOut(kind, label: label, loop: self)
+        emit(.calloutEnd(kind), label, mode)
     }
 
     // Named frames, like CF's `__CFRUNLOOP_IS_CALLING_OUT_TO_…__` (A1), so backtraces show
