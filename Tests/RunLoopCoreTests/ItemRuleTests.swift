@@ -97,6 +97,37 @@ struct ObserverRules {
         #expect(trace.all == ["nester", "other", "other"])
     }
 
+    @Test("O5 an observer removed by an earlier callout is still called, even when nothing else holds it")
+    func o5RemovedStillCalled() {
+        let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
+        let trace = Trace()
+        loop.add(LoopSource {}, mode: .default)
+        weak var weakVictim: LoopObserver?
+        do {
+            // Only the mode holds the victims; the snapshot must keep them alive (O4/O5).
+            for label in ["victim1", "victim2"] {
+                let victim = LoopObserver(activities: .beforeTimers, order: 1, label: label) { observer, _ in
+                    trace.add(observer.label)
+                }
+                loop.add(victim, mode: .default)
+                if label == "victim2" { weakVictim = victim }
+            }
+        }
+        loop.add(LoopObserver(activities: .beforeTimers, order: 0, label: "remover") { _, _ in
+            trace.add("remover")
+            for observer in loop.observers(in: .default) where observer.label.hasPrefix("victim") {
+                loop.remove(observer, mode: .default)
+            }
+        }, mode: .default)
+        loop.run(mode: .default, timeout: 0)
+        #expect(trace.all == ["remover", "victim1", "victim2"])
+        #expect(weakVictim == nil)  // released once the notification's snapshot is dropped
+        trace.reset()
+        loop.run(mode: .default, timeout: 0)
+        #expect(trace.all == ["remover"])
+    }
+
     @Test("O6 invalidate removes the observer from every mode and the common items")
     func o6() {
         let (loop, _) = virtualLoop()
