@@ -90,13 +90,17 @@ extension Loop {
     func doObservers(_ activity: Loop.Activity, _ state: ModeState, _ frame: RunFrame) {
         let wanted = activity.rawValue
         let scratch = frame.scratch
-        // O4: collect under the lock. The snapshot keeps the mode's observer array itself (one
-        // retain of its buffer per notification, not one per observer): an observer removed by
-        // an earlier callout is still called (O5), and the array's copy-on-write leaves our copy
-        // — and so every collected observer — alive. The picks are unretained references into
-        // it, in a raw buffer that only grows (no uniqueness checks, no allocation once sized).
+        // O4: collect under the lock. The snapshot keeps the mode's observer array itself (no
+        // retain per observer): an observer removed by an earlier callout is still called (O5),
+        // and the array's copy-on-write leaves our copy — and so every collected observer —
+        // alive. The picks are unretained references into it, in a raw buffer that only grows
+        // (no uniqueness checks, no allocation once sized). The array is kept until the run
+        // ends, so the usual unchanged array costs no retain at all (same buffer: the mode
+        // cannot have edited it in place while we share it).
         lock.lock()
-        scratch.pointee.observersHeld = state.storage.pointee.observers
+        if !sameBuffer(scratch.pointee.observersHeld, state.storage.pointee.observers) {
+            scratch.pointee.observersHeld = state.storage.pointee.observers
+        }
         let picks = frame.observerPicks(capacity: scratch.pointee.observersHeld.count)
         var count = 0
         scratch.pointee.observersHeld.withUnsafeBufferPointer { all in
@@ -114,7 +118,13 @@ extension Loop {
         for index in 0..<count {
             picks[index]._withUnsafeGuaranteedRef { fireObserver($0, activity, state) }
         }
-        scratch.pointee.observersHeld = []  // drop the buffer so later edits of the mode need no copy
+    }
+
+    /// Whether two observer arrays share one non-empty buffer.
+    @inline(__always)
+    private func sameBuffer(_ a: [LoopObserver], _ b: [LoopObserver]) -> Bool {
+        a.count == b.count && a.count > 0
+            && a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
     }
 
     /// O4 steps 1–5 for one collected observer.

@@ -403,6 +403,13 @@ final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock
         scratch.deallocate()
     }
 
+    /// Drops the observer array kept by the run's notifications (O5), so removed observers
+    /// are released and later edits of the mode need no copy. Loop thread, end of a run.
+    @inline(__always)
+    func releaseObserverSnapshot() {
+        if !scratch.pointee.observersHeld.isEmpty { scratch.pointee.observersHeld = [] }
+    }
+
     /// The buffer for a notification's collected observers: unretained references, alive
     /// through `observersHeld` (O5). It only grows, so a steady state allocates nothing. Loop thread.
     @inline(__always)
