@@ -59,7 +59,8 @@ public protocol LoopEventSink: AnyObject, Sendable {
 }
 
 /// Wraps every callout, e.g. to push and pop a per-callout autorelease pool or to flush a
-/// transaction that is late. Called on the loop's thread with the loop's lock released.
+/// transaction that is late. Called on the loop's thread with the loop's lock released, inside
+/// the callout's span: begin event, `willCallOut`, the callout, `didCallOut`, end event.
 ///
 /// ```swift
 /// final class Pools: LoopCalloutInterceptor {

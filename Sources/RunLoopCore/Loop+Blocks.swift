@@ -64,7 +64,7 @@ extension Loop {
         lock.lock()
         if blocks.isEmpty { lock.unlock(); return false }
         swap(&blocks, &frame.scratch.pointee.blocks)
-        let isCommon = state.isCommon
+        var isCommon = state.isCommon
         lock.unlock()
 
         var ran = false
@@ -73,7 +73,7 @@ extension Loop {
         while index < frame.scratch.pointee.blocks.count {
             let block = frame.scratch.pointee.blocks[index]
             index += 1
-            if block.matches(state.mode, isCommon: isCommon) {
+            if block.targets(state.mode) || (block.targetsCommon && isCommonNow(state, &isCommon)) {
                 ran = true
                 callOutToBlock(block, state.mode)  // B4
             } else {
@@ -92,6 +92,16 @@ extension Loop {
             frame.scratch.pointee.blocks.truncate(to: 0)
         }
         return ran
+    }
+
+    /// B2: CF tests common-mode membership against the LIVE set while it walks, so a block that
+    /// calls `addCommonMode(currentMode)` lets a later `.common` block run in the same walk. A
+    /// mode never becomes uncommon again (M4), so only a mode that was not common needs a fresh
+    /// look, and only for blocks that target `.common`.
+    @inline(__always)
+    private func isCommonNow(_ state: ModeState, _ known: inout Bool) -> Bool {
+        if !known { known = lock.withLock { state.isCommon } }
+        return known
     }
 
     // MARK: Async queue

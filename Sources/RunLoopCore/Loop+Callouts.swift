@@ -18,15 +18,23 @@ extension Loop {
     @inline(__always)
     var hasSink: Bool { storage.pointee.eventSink != nil }
 
-    /// Every callout goes through here: interceptor, sink, then the item's code (lock released).
+    /// Every callout goes through here (lock released): begin event, `willCallOut`, the item's
+    /// code, `didCallOut`, end event. The interceptor runs INSIDE the callout's span, so work it
+    /// does at the end of a callout (a flush-if-too-late commit, a per-callout pool pop) shows up
+    /// in traces within that callout, as UIKit's flush does inside `__handleEventQueue`.
     @inline(__always)
     func callOut(_ kind: LoopEvent.Callout, _ label: String, _ mode: Loop.Mode, _ body: () -> Void) {
+        // The common case, nothing installed: no existential is loaded or retained.
+        guard storage.pointee.calloutInterceptor != nil || storage.pointee.eventSink != nil else {
+            body()
+            return
+        }
         let interceptor = calloutInterceptor
-        interceptor?.willCallOut(kind, label: label, loop: self)
         emit(.calloutBegin(kind), label, mode)
+        interceptor?.willCallOut(kind, label: label, loop: self)
         body()
-        emit(.calloutEnd(kind), label, mode)
         interceptor?.didCallOut(kind, label: label, loop: self)
+        emit(.calloutEnd(kind), label, mode)
     }
 
     // Named frames, like CF's `__CFRUNLOOP_IS_CALLING_OUT_TO_…__` (A1), so backtraces show
@@ -80,28 +88,56 @@ extension Loop {
     }
 
     func doObservers(_ activity: Loop.Activity, _ state: ModeState, _ frame: RunFrame) {
-        // O4: collect under the lock…
+        let wanted = activity.rawValue
+        let scratch = frame.scratch
+        // O4: collect under the lock. The snapshot keeps the mode's observer array itself (no
+        // retain per observer): an observer removed by an earlier callout is still called (O5),
+        // and the array's copy-on-write leaves our copy — and so every collected observer —
+        // alive. The picks are unretained references into it, in a raw buffer that only grows
+        // (no uniqueness checks, no allocation once sized). The array is kept until the run
+        // ends, so the usual unchanged array costs no retain at all (same buffer: the mode
+        // cannot have edited it in place while we share it).
         lock.lock()
-        for observer in state.observers where observer.activities.rawValue & activity.rawValue != 0 {
-            if observer.core.isValid && !observer.firing.load(ordering: .relaxed) { frame.scratch.pointee.observers.append(observer) }
+        if !sameBuffer(scratch.pointee.observersHeld, state.storage.pointee.observers) {
+            scratch.pointee.observersHeld = state.storage.pointee.observers
+        }
+        let picks = frame.observerPicks(capacity: scratch.pointee.observersHeld.count)
+        var count = 0
+        scratch.pointee.observersHeld.withUnsafeBufferPointer { all in
+            for i in 0..<all.count {
+                let pick = Unmanaged.passUnretained(all[i])
+                let wantsIt = pick._withUnsafeGuaranteedRef {
+                    $0.activities.rawValue & wanted != 0 && $0.core.isValid && !$0.firing.load(ordering: .relaxed)
+                }
+                if wantsIt { picks[count] = pick; count += 1 }
+            }
         }
         lock.unlock()
         if hasSink { emit(.activity(activity), activity.shortName, state.mode) }
         // …then call each with the lock released.
-        var index = 0
-        while index < frame.scratch.pointee.observers.count {
-            let observer = frame.scratch.pointee.observers[index]
-            index += 1
-            guard observer.core.isValid else { continue }  // invalidated by an earlier callout (O5)
-            observer.firing.store(true, ordering: .relaxed)
-            let invalidateAfter = !observer.repeats
-            callOut(.observer, observer.label, state.mode) {
-                __RLK_IS_CALLING_OUT_TO_AN_OBSERVER__(observer, activity)
-            }
-            if invalidateAfter { observer.invalidate() }  // O5: a one-shot observer fires once
-            observer.firing.store(false, ordering: .relaxed)
+        for index in 0..<count {
+            picks[index]._withUnsafeGuaranteedRef { fireObserver($0, activity, state) }
         }
-        frame.scratch.pointee.observers.truncate(to: 0)
+    }
+
+    /// Whether two observer arrays share one non-empty buffer.
+    @inline(__always)
+    private func sameBuffer(_ a: [LoopObserver], _ b: [LoopObserver]) -> Bool {
+        a.count == b.count && a.count > 0
+            && a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
+    }
+
+    /// O4 steps 1–5 for one collected observer.
+    @inline(__always)
+    private func fireObserver(_ observer: LoopObserver, _ activity: Loop.Activity, _ state: ModeState) {
+        guard observer.core.isValid else { return }  // invalidated by an earlier callout (O5)
+        observer.firing.store(true, ordering: .relaxed)
+        let invalidateAfter = !observer.repeats
+        callOut(.observer, observer.label, state.mode) {
+            __RLK_IS_CALLING_OUT_TO_AN_OBSERVER__(observer, activity)
+        }
+        if invalidateAfter { observer.invalidate() }  // O5: a one-shot observer fires once
+        observer.firing.store(false, ordering: .relaxed)
     }
 
     // MARK: Sources0 (S2, S4)

@@ -22,9 +22,10 @@ extension Loop {
     public func add(_ observer: LoopObserver, mode: Loop.Mode) {
         lock.withLock {
             if mode == .common {
-                guard !tornDown, !commonItems.observers.contains(where: { $0 === observer }) else { return }
-                guard acceptsLocked(observer.core, label: observer.label) else { return }
-                commonItems.observers.append(observer)
+                guard !tornDown, acceptsLocked(observer.core, label: observer.label) else { return }
+                // M3: CF re-applies the add to every common mode even for an existing common item,
+                // so an item removed from one common mode directly comes back.
+                if !commonItems.observers.contains(where: { $0 === observer }) { commonItems.observers.append(observer) }
                 for name in commonModeNames { addLocked(observer, to: modeStateLocked(name, create: true)!) }
             } else if let state = modeStateLocked(mode, create: true) {
                 addLocked(observer, to: state)
@@ -95,9 +96,10 @@ extension Loop {
         var joined: [Loop.Mode] = []
         lock.withLock {
             if mode == .common {
-                guard !tornDown, !commonItems.sources0.contains(where: { $0 === source }) else { return }
-                guard acceptsLocked(source.core, label: source.label) else { return }
-                commonItems.sources0.append(source)
+                guard !tornDown, acceptsLocked(source.core, label: source.label) else { return }
+                // M3: CF re-applies the add to every common mode even for an existing common item,
+                // so an item removed from one common mode directly comes back.
+                if !commonItems.sources0.contains(where: { $0 === source }) { commonItems.sources0.append(source) }
                 for name in commonModeNames where addLocked(source, to: modeStateLocked(name, create: true)!) {
                     joined.append(name)
                 }
@@ -168,9 +170,10 @@ extension Loop {
     public func add(_ source: LoopPortSource, mode: Loop.Mode) {
         lock.withLock {
             if mode == .common {
-                guard !tornDown, !commonItems.ports.contains(where: { $0 === source }) else { return }
-                guard acceptsLocked(source.core, label: source.label) else { return }
-                commonItems.ports.append(source)
+                guard !tornDown, acceptsLocked(source.core, label: source.label) else { return }
+                // M3: CF re-applies the add to every common mode even for an existing common item,
+                // so an item removed from one common mode directly comes back.
+                if !commonItems.ports.contains(where: { $0 === source }) { commonItems.ports.append(source) }
                 for name in commonModeNames { addLocked(source, to: modeStateLocked(name, create: true)!) }
             } else if let state = modeStateLocked(mode, create: true) {
                 addLocked(source, to: state)
@@ -233,9 +236,10 @@ extension Loop {
     public func add(_ source: LoopFileSource, mode: Loop.Mode) {
         lock.withLock {
             if mode == .common {
-                guard !tornDown, !commonItems.files.contains(where: { $0 === source }) else { return }
-                guard acceptsLocked(source.core, label: source.label) else { return }
-                commonItems.files.append(source)
+                guard !tornDown, acceptsLocked(source.core, label: source.label) else { return }
+                // M3: CF re-applies the add to every common mode even for an existing common item,
+                // so an item removed from one common mode directly comes back.
+                if !commonItems.files.contains(where: { $0 === source }) { commonItems.files.append(source) }
                 for name in commonModeNames { addLocked(source, to: modeStateLocked(name, create: true)!) }
             } else if let state = modeStateLocked(mode, create: true) {
                 addLocked(source, to: state)
@@ -304,9 +308,10 @@ extension Loop {
     public func add(_ timer: LoopTimer, mode: Loop.Mode) {
         lock.withLock {
             if mode == .common {
-                guard !tornDown, !commonItems.timers.contains(where: { $0 === timer }) else { return }
-                guard acceptsLocked(timer.core, label: timer.label) else { return }
-                commonItems.timers.append(timer)
+                guard !tornDown, acceptsLocked(timer.core, label: timer.label) else { return }
+                // M3: CF re-applies the add to every common mode even for an existing common item,
+                // so an item removed from one common mode directly comes back.
+                if !commonItems.timers.contains(where: { $0 === timer }) { commonItems.timers.append(timer) }
                 for name in commonModeNames { addLocked(timer, to: modeStateLocked(name, create: true)!) }
             } else if let state = modeStateLocked(mode, create: true) {
                 addLocked(timer, to: state)

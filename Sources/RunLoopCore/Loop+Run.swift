@@ -111,6 +111,7 @@ extension Loop {
         notify(.entry, state, frame)                                     // R5.3
         let result = runPasses(state, frame, seconds, stopAfterHandle)   // R5.4
         notify(.exit, state, frame)                                      // R5.5: still this mode
+        frame.releaseObserverSnapshot()
 
         lock.lock()                                                      // R5.6
         depth -= 1

@@ -381,7 +381,11 @@ final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock
         var stopped = false
         var ignoreWakeUps = false
         var serial: UInt64 = 0
-        var observers: [LoopObserver] = []
+        /// The mode's observer array while a notification runs (keeps the snapshot alive, O5).
+        var observersHeld: [LoopObserver] = []
+        /// The observers collected for a notification (see `observerPicks(capacity:)`).
+        var observerPicks: UnsafeMutablePointer<Unmanaged<LoopObserver>>?
+        var observerPicksCapacity = 0
         var sources: [Source0Pick] = []
         var timers: [LoopTimer] = []
         var blocks: [PendingBlock] = []
@@ -394,8 +398,34 @@ final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock
     }
 
     deinit {
+        scratch.pointee.observerPicks?.deallocate()
         scratch.deinitialize(count: 1)
         scratch.deallocate()
+    }
+
+    /// Drops the observer array kept by the run's notifications (O5), so removed observers
+    /// are released and later edits of the mode need no copy. Loop thread, end of a run.
+    @inline(__always)
+    func releaseObserverSnapshot() {
+        if !scratch.pointee.observersHeld.isEmpty { scratch.pointee.observersHeld = [] }
+    }
+
+    /// The buffer for a notification's collected observers: unretained references, alive
+    /// through `observersHeld` (O5). It only grows, so a steady state allocates nothing. Loop thread.
+    @inline(__always)
+    func observerPicks(capacity needed: Int) -> UnsafeMutablePointer<Unmanaged<LoopObserver>> {
+        if let picks = scratch.pointee.observerPicks, scratch.pointee.observerPicksCapacity >= needed { return picks }
+        return growObserverPicks(needed)
+    }
+
+    @inline(never)
+    private func growObserverPicks(_ needed: Int) -> UnsafeMutablePointer<Unmanaged<LoopObserver>> {
+        scratch.pointee.observerPicks?.deallocate()
+        let capacity = max(needed, 8, scratch.pointee.observerPicksCapacity * 2)
+        let picks = UnsafeMutablePointer<Unmanaged<LoopObserver>>.allocate(capacity: capacity)
+        scratch.pointee.observerPicks = picks
+        scratch.pointee.observerPicksCapacity = capacity
+        return picks
     }
 }
 
@@ -414,9 +444,24 @@ struct PendingBlock {
 
     /// B2: the block's mode is the current mode, or `.common` and the current mode is common.
     func matches(_ mode: Loop.Mode, isCommon: Bool) -> Bool {
+        targets(mode) || (isCommon && targetsCommon)
+    }
+
+    /// Whether the block names `mode` itself.
+    @inline(__always)
+    func targets(_ mode: Loop.Mode) -> Bool {
         switch target {
-        case .one(let m): return m == mode || (isCommon && m == .common)
-        case .several(let ms): return ms.contains(mode) || (isCommon && ms.contains(.common))
+        case .one(let m): return m == mode
+        case .several(let ms): return ms.contains(mode)
+        }
+    }
+
+    /// Whether the block names the common-modes pseudo-mode.
+    @inline(__always)
+    var targetsCommon: Bool {
+        switch target {
+        case .one(let m): return m == .common
+        case .several(let ms): return ms.contains(.common)
         }
     }
 }

@@ -20,9 +20,6 @@ struct DifferentialCFRunLoop {
     /// (a listed seed that starts matching fails the test, so this list cannot go stale — except
     /// L-c seeds, which are intermittent by nature).
     static let knownDifferences: [UInt64: String] = [
-        // M3: re-adding a common item to kCFRunLoopCommonModes re-inserts it into every common mode.
-        // Minimal: HandWrittenScripts.m3CommonReAdd.
-        1675: "M3",
         // L-c: wake-up eventfd and a due timer ready in the same wait; CF handles epoll's first.
         // Minimal: HandWrittenScripts.lcWakeBeforeTimer.
         808: "L-c",
@@ -197,14 +194,24 @@ struct DifferentialCFRunLoop {
         #expect(outcome.ours.trace.filter { $0 == .activity(.default, .afterWaiting) }.count == 2)
     }
 
-    @Test("Known difference M3: re-adding a common item to kCFRunLoopCommonModes re-adds it to every common mode")
-    func knownDifferenceM3CommonReAdd() {
-        expectKnownDifference(HandWrittenScripts.m3CommonReAdd, rule: "M3")
+    @Test("M3 (found here, seed 1675, fixed in the loop): re-adding a common item to kCFRunLoopCommonModes re-adds it to every common mode")
+    func m3CommonReAdd() {
+        let outcome = ScriptRunner.differential(HandWrittenScripts.m3CommonReAdd)
+        #expect(outcome.comparison.matches, Comment(rawValue: TraceComparator.report(
+            script: outcome.script, cf: outcome.cf, ours: outcome.ours, comparison: outcome.comparison)))
+        // The source is back in the default mode: the rash poll handles it.
+        #expect(outcome.ours.trace.last == .runEnd(.handledSource))
     }
 
-    @Test("Known difference B2: a block that makes the mode common lets a later common-mode block run in the same walk")
-    func knownDifferenceB2CommonModeDuringWalk() {
-        expectKnownDifference(HandWrittenScripts.b2CommonModeDuringWalk, rule: "B2")
+    @Test("B2 (found here, fixed in the loop): a block that makes the mode common lets a later common-mode block run in the same walk")
+    func b2CommonModeDuringWalk() {
+        let outcome = ScriptRunner.differential(HandWrittenScripts.b2CommonModeDuringWalk)
+        #expect(outcome.comparison.matches, Comment(rawValue: TraceComparator.report(
+            script: outcome.script, cf: outcome.cf, ours: outcome.ours, comparison: outcome.comparison)))
+        // b1 (targeting .common) runs in b0's walk, before the source.
+        let b1 = outcome.ours.trace.firstIndex(of: .block(1, acted: false))
+        let s0 = outcome.ours.trace.firstIndex(of: .source(0, acted: false))
+        #expect(b1 != nil && s0 != nil && b1! < s0!, "\(Execution.format(outcome.ours.trace))")
     }
 
     @Test("Known difference L-c: wake-up and due timer ready together — CF takes epoll's first, we take the timer")

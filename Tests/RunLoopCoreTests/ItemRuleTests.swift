@@ -97,6 +97,37 @@ struct ObserverRules {
         #expect(trace.all == ["nester", "other", "other"])
     }
 
+    @Test("O5 an observer removed by an earlier callout is still called, even when nothing else holds it")
+    func o5RemovedStillCalled() {
+        let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
+        let trace = Trace()
+        loop.add(LoopSource {}, mode: .default)
+        weak var weakVictim: LoopObserver?
+        do {
+            // Only the mode holds the victims; the snapshot must keep them alive (O4/O5).
+            for label in ["victim1", "victim2"] {
+                let victim = LoopObserver(activities: .beforeTimers, order: 1, label: label) { observer, _ in
+                    trace.add(observer.label)
+                }
+                loop.add(victim, mode: .default)
+                if label == "victim2" { weakVictim = victim }
+            }
+        }
+        loop.add(LoopObserver(activities: .beforeTimers, order: 0, label: "remover") { _, _ in
+            trace.add("remover")
+            for observer in loop.observers(in: .default) where observer.label.hasPrefix("victim") {
+                loop.remove(observer, mode: .default)
+            }
+        }, mode: .default)
+        loop.run(mode: .default, timeout: 0)
+        #expect(trace.all == ["remover", "victim1", "victim2"])
+        #expect(weakVictim == nil)  // released once the notification's snapshot is dropped
+        trace.reset()
+        loop.run(mode: .default, timeout: 0)
+        #expect(trace.all == ["remover"])
+    }
+
     @Test("O6 invalidate removes the observer from every mode and the common items")
     func o6() {
         let (loop, _) = virtualLoop()
@@ -149,6 +180,27 @@ struct BlockRules {
         #expect(loop.run(mode: "C", timeout: 0) == .finished)  // nothing left for C
     }
 
+    @Test("B2 a block that makes the current mode common lets a later .common block run in the same walk")
+    func b2LiveCommonModes() {
+        let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
+        let trace = Trace()
+        let m1: Loop.Mode = "M1"
+        let source = recordingSource("s0", trace)
+        loop.add(source, mode: m1)
+        loop.perform(inMode: m1, label: "b0") { trace.add("b0"); loop.addCommonMode(m1) }
+        loop.perform(inMode: .common, label: "b1") { trace.add("b1") }
+        loop.perform(inModes: ["Other", .common], label: "b2") { trace.add("b2") }
+        loop.perform(inMode: "Other", label: "kept") { trace.add("kept") }
+        source.signal()
+        #expect(loop.run(mode: m1, timeout: 0) == .timedOut)
+        // CF: b0 b1 (same walk, before the sources) then s0; the block for "Other" stays queued.
+        #expect(trace.all == ["b0", "b1", "b2", "s0"])
+        trace.reset()
+        #expect(loop.run(mode: "Other", timeout: 0) == .timedOut)
+        #expect(trace.all == ["kept"])
+    }
+
     @Test("B3 blocks run after BS, after handled sources0, and at the end of the pass")
     func b3() {
         let (loop, _) = virtualLoop()
@@ -187,7 +239,8 @@ struct BlockRules {
         loop.calloutInterceptor = spy
         loop.perform(label: "b") { }
         loop.run(mode: .default, timeout: 0)
-        #expect(spy.log == ["will b", "begin block b", "end block b", "did b"])
+        // The interceptor runs inside the callout's span (its end-of-callout work is traced there).
+        #expect(spy.log == ["begin block b", "will b", "did b", "end block b"])
     }
 }
 

@@ -69,6 +69,21 @@ func openDescriptors() -> Set<String> {
     return result.filter { $0.contains("anon_inode:") }
 }
 
+/// Writes one line to fd 2 (exit-test children report their measurements there).
+func printToStderr(_ line: String) {
+    let text = line + "\n"
+    _ = text.withCString { write(2, $0, strlen($0)) }
+}
+
+/// Threads of the process (entries of /proc/self/task).
+func threadCount() -> Int {
+    guard let dir = opendir("/proc/self/task") else { return -1 }
+    defer { closedir(dir) }
+    var count = 0
+    while readdir(dir) != nil { count += 1 }
+    return count - 2
+}
+
 /// Runs `body` on a new pthread and waits for it to finish (and so for its TSD destructors).
 func onNewThread(_ body: @escaping @Sendable () -> Void) {
     final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }

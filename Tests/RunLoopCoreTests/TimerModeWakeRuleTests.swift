@@ -227,6 +227,69 @@ struct ModeRules {
         #expect(!loop.contains(shared, mode: .default) && !loop.contains(shared, mode: .tracking))
     }
 
+    @Test("M3 re-adding a common item to .common re-adds it to every common mode (source, seed 1675)")
+    func m3ReAddSource() {
+        let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
+        let trace = Trace()
+        recordActivities(loop, trace)
+        let source = LoopSource(schedule: { _, m in trace.add("schedule \(m)") }) { trace.add("s0") }
+        loop.add(source, mode: .common)
+        loop.remove(source, mode: .default)   // direct removal: still a common item
+        #expect(loop.contains(source, mode: .common) && !loop.contains(source, mode: .default))
+        trace.reset()
+        loop.add(source, mode: .common)       // CF applies the add to every common mode again
+        #expect(loop.contains(source, mode: .default))
+        source.signal()
+        #expect(loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: true) == .handledSource)
+        #expect(trace.all == ["schedule kCFRunLoopDefaultMode", "E", "BT", "BS", "s0", "X"])
+        // Once back everywhere, a further add is a no-op (no second schedule).
+        trace.reset()
+        loop.add(source, mode: .common)
+        #expect(trace.all == [])
+    }
+
+    @Test("M3 re-adding a common observer or timer to .common restores it in the mode it left")
+    func m3ReAddObserverAndTimer() throws {
+        let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
+        loop.addCommonMode(.tracking)
+        let observer = LoopObserver(activities: .entry) { _, _ in }
+        let timer = try LoopTimer(fireAt: 1) { _ in }
+        loop.add(observer, mode: .common)
+        loop.add(timer, mode: .common)
+        loop.remove(observer, mode: .tracking)
+        loop.remove(timer, mode: .default)
+        #expect(!loop.contains(observer, mode: .tracking) && !loop.contains(timer, mode: .default))
+        loop.add(observer, mode: .common)
+        loop.add(timer, mode: .common)
+        #expect(loop.contains(observer, mode: .tracking) && loop.contains(observer, mode: .default))
+        #expect(loop.contains(timer, mode: .default) && loop.contains(timer, mode: .tracking))
+        #expect(loop.observers(in: .tracking).count == 1 && loop.observers(in: .default).count == 1)
+        // Removing it from .common now removes it from both modes again.
+        loop.remove(timer, mode: .common)
+        #expect(!loop.contains(timer, mode: .default) && !loop.contains(timer, mode: .tracking))
+    }
+
+    @Test("M3 re-adding a common port or fd source to .common restores it in the mode it left")
+    func m3ReAddPorts() {
+        let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
+        let port = LoopPortSource { _ in }
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        let file = LoopFileSource(fd: fds[0], events: .readable) { _ in }
+        loop.add(port, mode: .common)
+        loop.add(file, mode: .common)
+        loop.remove(port, mode: .default)
+        loop.remove(file, mode: .default)
+        #expect(!loop.contains(port, mode: .default) && !loop.contains(file, mode: .default))
+        loop.add(port, mode: .common)
+        loop.add(file, mode: .common)
+        #expect(loop.contains(port, mode: .default) && loop.contains(file, mode: .default))
+    }
+
     @Test("M4 addCommonMode copies the common items into the new mode, scheduling sources")
     func m4() throws {
         let (loop, _) = virtualLoop()
