@@ -152,7 +152,7 @@ final class ReportBox: @unchecked Sendable {
         #expect(!monitor.isWatchdogRunning)
         #expect(monitor.watchdogThreadID == 0)
         // Joined: the kernel thread is gone, not merely asked to stop.
-        #expect(!FileManager.default.fileExists(atPath: "/proc/self/task/\(tid)"))
+        #expect(threadIsGone(tid))
         monitor.stopWatchdog()                           // idempotent
     }
 
@@ -163,7 +163,7 @@ final class ReportBox: @unchecked Sendable {
             monitor.startWatchdog()
             let tid = monitor.watchdogThreadID
             monitor.stopWatchdog()
-            #expect(!FileManager.default.fileExists(atPath: "/proc/self/task/\(tid)"))
+            #expect(threadIsGone(tid))
         }
     }
 
@@ -175,7 +175,7 @@ final class ReportBox: @unchecked Sendable {
             tid = monitor.watchdogThreadID
         }
         #expect(tid > 0)
-        #expect(!FileManager.default.fileExists(atPath: "/proc/self/task/\(tid)"))
+        #expect(threadIsGone(tid))
     }
 
     @Test func watchdogReportsALongTurnFromItsOwnThread() {

@@ -79,3 +79,16 @@ final class XMLElementCounter: NSObject, XMLParserDelegate {
         return parser.parse() ? counter : nil
     }
 }
+
+/// Whether kernel thread `tid` of this process has gone away. `pthread_join` returns once the
+/// thread has exited, but the kernel may drop `/proc/self/task/<tid>` a moment later, so this
+/// waits up to two seconds for it. A thread that was never joined (still running) stays listed
+/// and the answer is false.
+func threadIsGone(_ tid: Int64) -> Bool {
+    let path = "/proc/self/task/\(tid)"
+    for _ in 0..<2_000 {
+        if !FileManager.default.fileExists(atPath: path) { return true }
+        usleep(1_000)
+    }
+    return false
+}
