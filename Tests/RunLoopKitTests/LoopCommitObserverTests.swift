@@ -11,6 +11,7 @@ struct LoopCommitObserverTests {
         loop.eventSink = log
         let pipeline = CommitPipeline(clock: LoopTransactionClock(clock))
         pipeline.asCurrent { body(loop, clock, pipeline, log) }
+        loop.tearDown()   // items capture the loop; teardown breaks those cycles
     }
 
     @Test("a source0 that leaves marks older than the budget ends with a forced commit")
@@ -100,6 +101,33 @@ struct LoopCommitObserverTests {
             loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: true)
             let notes = log.entries.filter { ["layout", "outer cleanup", "nested run returned"].contains($0) }
             #expect(notes == ["layout", "nested run returned", "layout", "outer cleanup"])
+            commits.uninstall()
+        }
+    }
+
+    @Test("§6.6 on the loop: a mark at order 1000000 joins this commit, one at 0xFFFFFF the next")
+    func observerOrderAroundTheCommit() {
+        withLoop { loop, _, pipeline, _ in
+            let commits = LoopCommitObservers(installedOn: loop, pipeline: pipeline)
+            let early = Layer(name: "early")
+            let late = Layer(name: "late")
+            var marked = false
+            let before = LoopObserver(activities: .beforeWaiting, repeats: false, order: 1_000_000, label: "early") { _, _ in
+                early.setNeedsLayout()
+            }
+            let after = LoopObserver(activities: .beforeWaiting, repeats: false, order: 0xFF_FFFF, label: "late") { _, _ in
+                late.setNeedsLayout()
+                marked = true
+            }
+            loop.add(before, mode: .default)
+            loop.add(after, mode: .default)
+            loop.add(LoopSource(label: "idle") {}, mode: .default)
+            loop.run(mode: .default, timeout: 0.05)
+            let frames = pipeline.frameLog?.frames ?? []
+            #expect(marked)
+            #expect(frames.map { $0.laidOut.map(\.name) } == [["early"], ["late"]])
+            // Nothing woke the loop for the late mark: it waited for the run's Exit commit.
+            #expect(frames.map(\.reason) == [.beforeWaiting, .exit])
             commits.uninstall()
         }
     }

@@ -25,6 +25,7 @@ struct LoopPoolObserverTests {
         source.signal()
         loop.run(mode: .default, timeout: 0.01)
         standard.uninstall()
+        loop.tearDown()
         #expect(live.value == 0, "every object is released once the run's pool is popped")
         return (duringSource, atBeforeWaiting, afterWaiting)
     }
@@ -71,5 +72,6 @@ struct LoopPoolObserverTests {
         #expect(live.value == 0)
         #expect(pools.depth == 0)
         pools.uninstall()
+        loop.tearDown()
     }
 }

@@ -23,6 +23,7 @@ struct StandardObserverTests {
         #expect(dump.contains("activities = 0xa0, repeats = Yes, order = 2000000, callout = CA::Transaction::observer_callback"))
         standard.uninstall()
         #expect(loop.observers(in: .default).isEmpty)
+        loop.tearDown()
     }
 
     @Test("at BeforeWaiting: event hook, before-commit, layout and display, after-commit, pool pop")
@@ -45,6 +46,7 @@ struct StandardObserverTests {
             loop.run(mode: .default, timeout: 0.01)
             standard.uninstall()
         }
+        loop.tearDown()
         let bw = log.entries.firstIndex(of: "BW")!
         // No observer of the set watches AfterWaiting, so (as in CF) the next activity is Exit.
         let turn = Array(log.entries[bw...].prefix(9))
