@@ -170,8 +170,9 @@ public enum AutoreleasePool {
             let next = page.next
             if next != page.end {
                 // Move the caller's reference into the free slot: no retain, no release.
+                let entry = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
                 _ = UnsafeMutableRawPointer(bitPattern: next).unsafelyUnwrapped.initializeMemory(as: T.self, to: object)
-                _ = ThreadPool.add(page.entry(at: next), to: page, flags: word)
+                ThreadPool.addStoredObject(entry, at: next, to: page, flags: word)
                 return
             }
         }

@@ -86,39 +86,85 @@ enum ThreadPool {
     static func add(_ entry: UInt, to page: PoolPage, flags: UInt) -> UInt {
         let next = page.next
         if entry != Entry.boundary && next != page.begin {
-            let mode = flags & ThreadWord.coalescingMask
-            if mode == 0 {
-                // LRU: the 4 most recent entries, stopping at slot 0 (never examined) or a boundary.
-                let top = next &- 8
-                var slot = top
-                var offset: UInt = 0
-                while offset < 4 && slot > page.begin {
-                    let found = page.entry(at: slot)
-                    if found == Entry.boundary { break }
-                    if Entry.pointer(found) == entry && Entry.count(found) < Entry.maxCount {
-                        if offset > 0 {
-                            UnsafeMutableRawPointer(bitPattern: slot).unsafelyUnwrapped.copyMemory(
-                                from: UnsafeRawPointer(bitPattern: slot &+ 8).unsafelyUnwrapped, byteCount: Int(offset) * 8)
-                        }
-                        page.setEntry(found &+ Entry.countUnit, at: top)
-                        return top
-                    }
-                    slot &-= 8
-                    offset &+= 1
-                }
-            } else if mode == 1 << ThreadWord.coalescingShift {
-                // Top only: slot 0 included.
-                let top = next &- 8
-                let found = page.entry(at: top)
-                if Entry.pointer(found) == entry && Entry.count(found) < Entry.maxCount {
-                    page.setEntry(found &+ Entry.countUnit, at: top)
-                    return top
-                }
-            }
+            let slot = coalesce(entry, page: page, next: next, flags: flags)
+            if slot != 0 { return slot }
         }
         page.setEntry(entry, at: next)
         page.next = next &+ 8
         return next
+    }
+
+    /// Adds an object whose entry the caller already stored at `next` (the page's free slot,
+    /// not the end): coalesces it as the thread's mode says, or keeps it by advancing `next`.
+    /// Taking `next` and the entry as values spares a reload of `next` after the caller's store.
+    @inlinable @inline(__always)
+    static func addStoredObject(_ entry: UInt, at next: UInt, to page: PoolPage, flags: UInt) {
+        if next != page.begin && coalesce(entry, page: page, next: next, flags: flags) != 0 { return }
+        page.next = next &+ 8
+    }
+
+    /// Tries to fold the object `entry` into a recent entry of a non-empty page (objc4 `add()`'s
+    /// coalescing). Returns the slot it went to, or 0 when it needs a slot of its own.
+    @inlinable @inline(__always)
+    static func coalesce(_ entry: UInt, page: PoolPage, next: UInt, flags: UInt) -> UInt {
+        let top = next &- 8
+        let mode = flags & ThreadWord.coalescingMask
+        if mode == 0 {
+            // LRU: the 4 most recent entries, never slot 0, stopping at a boundary.
+            if top &- 24 > page.begin {
+                // All four candidates lie above slot 0 (the usual case). The top entry is the
+                // common hit; a miss on all four costs 4 loads and one compare (`min` of the
+                // keys). A boundary's key never matches, so boundaries only matter when one
+                // of the lower three matches: the exact scan sorts that out.
+                let found = page.entry(at: top)
+                if Entry.coalescingKey(found, entry) < Entry.maxCount {
+                    page.setEntry(found &+ Entry.countUnit, at: top)
+                    return top
+                }
+                let below = Swift.min(Entry.coalescingKey(page.entry(at: top &- 8), entry),
+                                      Entry.coalescingKey(page.entry(at: top &- 16), entry),
+                                      Entry.coalescingKey(page.entry(at: top &- 24), entry))
+                if below >= Entry.maxCount { return 0 }
+            } else if top <= page.begin {
+                return 0
+            }
+            return coalesceLRU(entry, page: page, top: top)
+        }
+        if mode == 1 << ThreadWord.coalescingShift {
+            // Top only: slot 0 included.
+            let found = page.entry(at: top)
+            if Entry.coalescingKey(found, entry) < Entry.maxCount {
+                page.setEntry(found &+ Entry.countUnit, at: top)
+                return top
+            }
+        }
+        return 0
+    }
+
+    /// objc4's LRU scan, exactly: offsets 0...3 below `next`, stopping at slot 0 (never examined)
+    /// or a boundary; a match whose count is below the maximum moves to the top with its count
+    /// incremented (the entries above it shift down one slot). Returns the top slot on a match,
+    /// 0 otherwise. Out of line: only reached when a candidate was seen, or on a page with under
+    /// 5 entries.
+    @usableFromInline @inline(never)
+    static func coalesceLRU(_ entry: UInt, page: PoolPage, top: UInt) -> UInt {
+        var slot = top
+        var offset: UInt = 0
+        while offset < 4 && slot > page.begin {
+            let found = page.entry(at: slot)
+            if found == Entry.boundary { return 0 }
+            if Entry.coalescingKey(found, entry) < Entry.maxCount {
+                if offset > 0 {
+                    UnsafeMutableRawPointer(bitPattern: slot).unsafelyUnwrapped.copyMemory(
+                        from: UnsafeRawPointer(bitPattern: slot &+ 8).unsafelyUnwrapped, byteCount: Int(offset) * 8)
+                }
+                page.setEntry(found &+ Entry.countUnit, at: top)
+                return top
+            }
+            slot &-= 8
+            offset &+= 1
+        }
+        return 0
     }
 
     /// objc4's autoreleaseFullPage / autoreleaseNoPage. Returns the slot address, 1 for the
