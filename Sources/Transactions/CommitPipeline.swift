@@ -134,6 +134,8 @@ public final class CommitPipeline {
         self.sink = FrameLog()
         self.completionScheduler = ClockCompletionScheduler(clock: clock)
         self.threadName = currentThreadDescription()
+        // Membership lives in a bit per phase on the layer (`PhasedQueue.keysAreLayers`): no
+        // hashing and no closure call on the mark path.
         queue = PhasedQueue(
             phases: [
                 // Live depth: a layer may have moved between its mark and the commit.
@@ -141,12 +143,7 @@ public final class CommitPipeline {
                       order: .rank { ref in ref.raw._withUnsafeGuaranteedRef { $0.depth } }),
                 .init("display", reentrancy: .nextDrain,
                       order: .rank { ref in ref.raw._withUnsafeGuaranteedRef { $0.treeOrderRank } }),
-            ],
-            // Membership lives in a bit per phase on the layer: no hashing on the mark path.
-            membership: .external(
-                contains: { ref, phase in ref.raw._withUnsafeGuaranteedRef { $0.queuedPhases & (1 << phase) != 0 } },
-                insert: { ref, phase in ref.raw._withUnsafeGuaranteedRef { $0.queuedPhases |= (1 << phase) } },
-                remove: { ref, phase in ref.raw._withUnsafeGuaranteedRef { $0.queuedPhases &= ~(1 << phase) } }))
+            ])
     }
 
     /// The default sink, when it is still installed.
@@ -336,7 +333,11 @@ public final class CommitPipeline {
 
         queue.beginDrain()
         phase = .layout
-        let layoutReport = queue.runPhase(Self.layoutPhase) { _, ref in ref.layer.performLayoutIfNeeded(in: self) }
+        // Guaranteed (+0) references: `queuedLayers` keeps every queued layer alive until after
+        // `endDrain()`, so the callouts need no retain/release of their layer.
+        let layoutReport = queue.runPhase(Self.layoutPhase) { _, ref in
+            _ = ref.raw._withUnsafeGuaranteedRef { $0.performLayoutIfNeeded(in: self) }
+        }
         var deferred: [LayerIdentity] = []
         phase = .display
         if !layoutReport.leftover.isEmpty {
@@ -344,7 +345,9 @@ public final class CommitPipeline {
             diagnosticsHandler(.layoutLoop(rounds: layoutReport.rounds, layers: deferred.map(\.name)))
             openImplicitForNextCommit()
         }
-        queue.runPhase(Self.displayPhase) { _, ref in ref.layer.performDisplayIfNeeded(in: self) }
+        queue.runPhase(Self.displayPhase) { _, ref in
+            _ = ref.raw._withUnsafeGuaranteedRef { $0.performDisplayIfNeeded(in: self) }
+        }
         queue.endDrain()
         // Layers that left every phase are no longer the pipeline's to keep alive.
         queuedLayers.removeAll { $0.queuedPhases == 0 }
