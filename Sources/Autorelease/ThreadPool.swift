@@ -111,21 +111,22 @@ enum ThreadPool {
         let mode = flags & ThreadWord.coalescingMask
         if mode == 0 {
             // LRU: the 4 most recent entries, never slot 0, stopping at a boundary.
+            if top <= page.begin { return 0 }
+            // The top entry is the common hit (the same object again).
+            let found = page.entry(at: top)
+            if Entry.coalescingKey(found, entry) < Entry.maxCount {
+                page.setEntry(found &+ Entry.countUnit, at: top)
+                return top
+            }
             if top &- 24 > page.begin {
-                // All four candidates lie above slot 0 (the usual case). The top entry is the
-                // common hit; a miss on all four costs 4 loads and one compare (`min` of the
-                // keys). A boundary's key never matches, so boundaries only matter when one
-                // of the lower three matches: the exact scan sorts that out.
-                let found = page.entry(at: top)
-                if Entry.coalescingKey(found, entry) < Entry.maxCount {
-                    page.setEntry(found &+ Entry.countUnit, at: top)
-                    return top
-                }
+                // All three others lie above slot 0 (the usual case): a miss on them costs 3
+                // loads and one compare (`min` of the keys). A boundary's key never matches, so
+                // boundaries only matter when a lower entry matches: the exact scan sorts that out.
                 let below = Swift.min(Entry.coalescingKey(page.entry(at: top &- 8), entry),
                                       Entry.coalescingKey(page.entry(at: top &- 16), entry),
                                       Entry.coalescingKey(page.entry(at: top &- 24), entry))
                 if below >= Entry.maxCount { return 0 }
-            } else if top <= page.begin {
+            } else if found == Entry.boundary {
                 return 0
             }
             return coalesceLRU(entry, page: page, top: top)
