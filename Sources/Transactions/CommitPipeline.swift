@@ -114,6 +114,9 @@ public final class CommitPipeline {
     // these are only appended to or swapped, never accessed overlappingly.
     @exclusivity(unchecked) private var laidOutRecord: [LayerIdentity] = []
     @exclusivity(unchecked) private var displayedRecord: [DisplayedLayer] = []
+    /// Emptied record buffers of the last commit, reused by the next one.
+    private var spareLaidOutRecord: [LayerIdentity] = []
+    private var spareDisplayedRecord: [DisplayedLayer] = []
     /// One strong reference per queued layer (queue keys are unretained `LayerRef`s). A layer is
     /// added when it enters its first phase and dropped after a commit once it has left them all.
     @exclusivity(unchecked) private var queuedLayers: [Layer] = []
@@ -354,17 +357,21 @@ public final class CommitPipeline {
 
         phase = .prepare
         frameNumber += 1
-        let snapshot = CommitSnapshot(frameNumber: frameNumber, reason: reason, laidOut: laidOutRecord,
-                                      displayed: displayedRecord, layoutDeferred: deferred, startTime: startTime)
-        laidOutRecord.removeAll(keepingCapacity: true)
-        displayedRecord.removeAll(keepingCapacity: true)
-
-        phase = .deliver
-        sink.deliver(snapshot)
-
-        phase = .afterCommitHooks
-        for entry in afterHooks { entry.hook(snapshot) }
-        runPostCommitCallbacks()
+        // The records move into the snapshot; records made from here on (say, a layoutIfNeeded in
+        // an after-commit hook) start the next commit's, in last commit's emptied buffers.
+        var laidOut = spareLaidOutRecord
+        var displayed = spareDisplayedRecord
+        spareLaidOutRecord = []
+        spareDisplayedRecord = []
+        swap(&laidOut, &laidOutRecord)
+        swap(&displayed, &displayedRecord)
+        deliverSnapshot(reason: reason, laidOut: laidOut, displayed: displayed, deferred: deferred, startTime: startTime)
+        // The snapshot is gone unless the sink kept it: then emptying allocates a fresh buffer, as
+        // it always did; otherwise the buffers are reused without a malloc.
+        laidOut.removeAll(keepingCapacity: true)
+        displayed.removeAll(keepingCapacity: true)
+        spareLaidOutRecord = laidOut
+        spareDisplayedRecord = displayed
 
         phase = .completions
         runCompletions()
@@ -373,6 +380,20 @@ public final class CommitPipeline {
         let end = clock.now
         lastCommitTime = end
         if needsCommit, pendingSince == nil { pendingSince = end }
+    }
+
+    /// Steps 4 to 6 of a commit. A function of its own so that the snapshot (and its share of
+    /// the record buffers) is released when it returns.
+    private func deliverSnapshot(reason: CommitReason, laidOut: [LayerIdentity], displayed: [DisplayedLayer],
+                                 deferred: [LayerIdentity], startTime: UInt64) {
+        let snapshot = CommitSnapshot(frameNumber: frameNumber, reason: reason, laidOut: laidOut,
+                                      displayed: displayed, layoutDeferred: deferred, startTime: startTime)
+        phase = .deliver
+        sink.deliver(snapshot)
+
+        phase = .afterCommitHooks
+        for entry in afterHooks { entry.hook(snapshot) }
+        runPostCommitCallbacks()
     }
 
     /// Moves a popped transaction's completion block to the commit that will carry it.
