@@ -110,7 +110,15 @@ public final class PhasedQueue<Key: Hashable> {
         @exclusivity(unchecked) var deferred: [Entry] = []   // runs in the next drain
         @exclusivity(unchecked) var batch: [Entry] = []      // the round being performed
         var members: Set<Key> = []       // every key waiting anywhere in this phase (hashed membership)
-        init(_ phase: Phase) { self.phase = phase }
+        /// Rounds per drain, from `phase.reentrancy` (read once, not switched on every run).
+        let maxRounds: Int
+        init(_ phase: Phase) {
+            self.phase = phase
+            switch phase.reentrancy {
+            case let .nextRound(cap): maxRounds = cap
+            case .nextDrain: maxRounds = 1
+            }
+        }
     }
 
     let states: [PhaseState]
@@ -268,11 +276,7 @@ public final class PhasedQueue<Key: Hashable> {
         drainingPhase = phase
         let state = states[checked(phase)]
         var report = PhaseReport()
-        let maxRounds: Int
-        switch state.phase.reentrancy {
-        case let .nextRound(cap): maxRounds = cap
-        case .nextDrain: maxRounds = 1
-        }
+        let maxRounds = state.maxRounds
         while !state.pending.isEmpty {
             if report.rounds == maxRounds {
                 report.leftover = state.pending.map(\.key)
