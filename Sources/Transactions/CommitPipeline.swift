@@ -335,7 +335,8 @@ public final class CommitPipeline {
         flushRequested = false
 
         phase = .beforeCommitHooks
-        for entry in beforeHooks { entry.hook() }
+        // Guarded: iterating even an empty array retains and releases it.
+        if !beforeHooks.isEmpty { for entry in beforeHooks { entry.hook() } }
 
         queue.beginDrain()
         phase = .layout
@@ -395,7 +396,7 @@ public final class CommitPipeline {
         sink.deliver(snapshot)
 
         phase = .afterCommitHooks
-        for entry in afterHooks { entry.hook(snapshot) }
+        if !afterHooks.isEmpty { for entry in afterHooks { entry.hook(snapshot) } }
         runPostCommitCallbacks()
     }
 
