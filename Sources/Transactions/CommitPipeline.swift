@@ -327,7 +327,9 @@ public final class CommitPipeline {
         let startTime = clock.now
         wokeDuringThisCommit = false
         if hasImplicitTransaction {
-            let implicit = scopes.removeFirst()
+            // The implicit scope is at the bottom of the stack, usually alone: popLast is far
+            // cheaper than removeFirst's general range replacement.
+            let implicit = scopes.count == 1 ? scopes.removeLast() : scopes.removeFirst()
             retire(implicit)
         }
         needsCommit = false
