@@ -11,4 +11,14 @@ enum Entry {
 
     @inlinable static func pointer(_ entry: UInt) -> UInt { entry & pointerMask }
     @inlinable static func count(_ entry: UInt) -> UInt { entry >> 48 }
+
+    /// For a slot holding `found` and a new `entry` (an object, count 0): the slot can absorb
+    /// the entry exactly when the result is below `maxCount`. The xor is the coalesced count in
+    /// the high 16 bits when the pointers match, and has low bits set when they differ;
+    /// rotating it left by 16 puts the pointer difference high and the count low, so one
+    /// unsigned compare checks "same object and count < 65535". A boundary (0) never matches.
+    @inlinable static func coalescingKey(_ found: UInt, _ entry: UInt) -> UInt {
+        let difference = found ^ entry
+        return (difference &<< 16) | (difference &>> 48)
+    }
 }

@@ -33,9 +33,12 @@ public final class Layer {
     /// Weak, like `CALayer.delegate`.
     public weak var delegate: LayerDelegate?
     /// Layout work; when set, used instead of `delegate.layout(_:)`.
-    public var onLayout: ((Layer) -> Void)?
+    // `@exclusivity(unchecked)` here and on `onDisplay`/`depth`: the layer is confined to one
+    // thread and these are only read or replaced whole, never held in an overlapping access; the
+    // commit reads them once per layer, where a dynamic check costs as much as the rest.
+    @exclusivity(unchecked) public var onLayout: ((Layer) -> Void)?
     /// Display work; when set, used instead of `delegate.display(_:dirtyRect:)`.
-    public var onDisplay: ((Layer, LayerRect) -> Void)?
+    @exclusivity(unchecked) public var onDisplay: ((Layer, LayerRect) -> Void)?
 
     /// The layer's own coordinate space; `setNeedsDisplay()` invalidates all of it.
     public var bounds: LayerRect
@@ -48,7 +51,7 @@ public final class Layer {
     /// The children, back to front.
     public private(set) var sublayers: [Layer] = []
     /// 0 for a root; parent's depth + 1 otherwise.
-    public private(set) var depth: Int = 0
+    @exclusivity(unchecked) public private(set) var depth: Int = 0
     /// Position in `superlayer.sublayers` (tree order).
     private(set) var indexInSuperlayer: Int = 0
     /// Tree-order rank (root serial, pre-order index), valid while `rankGeneration` equals the

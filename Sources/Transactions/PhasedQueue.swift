@@ -110,7 +110,15 @@ public final class PhasedQueue<Key: Hashable> {
         @exclusivity(unchecked) var deferred: [Entry] = []   // runs in the next drain
         @exclusivity(unchecked) var batch: [Entry] = []      // the round being performed
         var members: Set<Key> = []       // every key waiting anywhere in this phase (hashed membership)
-        init(_ phase: Phase) { self.phase = phase }
+        /// Rounds per drain, from `phase.reentrancy` (read once, not switched on every run).
+        let maxRounds: Int
+        init(_ phase: Phase) {
+            self.phase = phase
+            switch phase.reentrancy {
+            case let .nextRound(cap): maxRounds = cap
+            case .nextDrain: maxRounds = 1
+            }
+        }
     }
 
     let states: [PhaseState]
@@ -120,13 +128,19 @@ public final class PhasedQueue<Key: Hashable> {
     private let externalContains: (Key, Int) -> Bool
     private let externalInsert: (Key, Int) -> Void
     private let externalRemove: (Key, Int) -> Void
+    /// The keys are the layer pipeline's `LayerRef`s, whose membership is a bit per phase in the
+    /// layer. Checked once here: the per-key paths branch on a stored Bool and, in the queue
+    /// specialised for `LayerRef`, the bit cast is free, so marking and draining a layer cost no
+    /// hash and no closure call (an existential cast or `Membership` closures would).
+    private let keysAreLayers: Bool
     /// -1: drain started, no phase yet; nil: not draining.
-    private(set) var drainingPhase: Int?
+    @exclusivity(unchecked) private(set) var drainingPhase: Int?
     @exclusivity(unchecked) private var waitingCount = 0
 
     /// Creates a queue with `phases` (at least one), run in this order.
     /// - Parameter membership: nil (default) hashes keys; see `Membership.external`.
     public init(phases: [Phase], membership: Membership? = nil) {
+        keysAreLayers = Key.self == LayerRef.self
         hasExternalMembership = membership != nil
         externalContains = membership?.contains ?? { _, _ in false }
         externalInsert = membership?.insert ?? { _, _ in }
@@ -159,6 +173,7 @@ public final class PhasedQueue<Key: Hashable> {
 
     @inline(__always)
     private func isMember(_ key: Key, _ state: PhaseState, _ phase: Int) -> Bool {
+        if keysAreLayers { return unsafeBitCast(key, to: LayerRef.self).hasPhaseBit(phase) }
         if hasExternalMembership { return externalContains(key, phase) }
         return state.members.contains(key)
     }
@@ -166,6 +181,12 @@ public final class PhasedQueue<Key: Hashable> {
     /// Records `key` as waiting; false when it already was.
     @inline(__always)
     private func addMember(_ key: Key, _ state: PhaseState, _ phase: Int) -> Bool {
+        if keysAreLayers {
+            let bits = unsafeBitCast(key, to: LayerRef.self)
+            if bits.hasPhaseBit(phase) { return false }
+            bits.setPhaseBit(phase)
+            return true
+        }
         if hasExternalMembership {
             if externalContains(key, phase) { return false }
             externalInsert(key, phase)
@@ -177,6 +198,12 @@ public final class PhasedQueue<Key: Hashable> {
     /// Records `key` as no longer waiting; false when it was not.
     @inline(__always)
     private func removeMember(_ key: Key, _ state: PhaseState, _ phase: Int) -> Bool {
+        if keysAreLayers {
+            let bits = unsafeBitCast(key, to: LayerRef.self)
+            guard bits.hasPhaseBit(phase) else { return false }
+            bits.clearPhaseBit(phase)
+            return true
+        }
         if hasExternalMembership {
             guard externalContains(key, phase) else { return false }
             externalRemove(key, phase)
@@ -249,30 +276,36 @@ public final class PhasedQueue<Key: Hashable> {
         drainingPhase = phase
         let state = states[checked(phase)]
         var report = PhaseReport()
-        let maxRounds: Int
-        switch state.phase.reentrancy {
-        case let .nextRound(cap): maxRounds = cap
-        case .nextDrain: maxRounds = 1
-        }
+        let maxRounds = state.maxRounds
         while !state.pending.isEmpty {
             if report.rounds == maxRounds {
                 report.leftover = state.pending.map(\.key)
                 break
             }
             report.rounds += 1
-            swap(&state.pending, &state.batch)
-            sort(&state.batch, by: state.phase.order)
-            for index in state.batch.indices {
+            // The round runs from a local array (moved out of `state`, so no copy): iterating it
+            // needs no reload or retain of the class's storage around each `perform` callout.
+            var batch: [Entry] = []
+            swap(&state.pending, &batch)
+            sort(&batch, by: state.phase.order)
+            // Shared (not copied) with `state.batch` so that `removeAll()` called from a handler
+            // still sees the running round and un-registers its keys, which then are skipped.
+            state.batch = batch
+            for entry in batch {
                 // Removed from the members just before it runs: a re-enqueue by its own handler (or
                 // a later one) is new work, while a re-enqueue of a key still waiting in this round
                 // is coalesced into it.
-                let key = state.batch[index].key
+                let key = entry.key
                 guard removeMember(key, state, phase) else { continue }
                 waitingCount -= 1
                 report.performed += 1
                 perform(phase, key)
             }
-            state.batch.removeAll(keepingCapacity: true)
+            // Keep the emptied buffer for the next round's `pending`, unless `perform` already
+            // started a new one there (re-entrant work).
+            state.batch = []
+            batch.removeAll(keepingCapacity: true)
+            if state.pending.isEmpty { swap(&state.pending, &batch) }
         }
         return report
     }
@@ -300,10 +333,8 @@ public final class PhasedQueue<Key: Hashable> {
     /// Drops every waiting key (used at thread exit so nothing stays retained).
     public func removeAll() {
         for (phase, state) in states.enumerated() {
-            if hasExternalMembership {
-                for entry in state.pending + state.deferred + state.batch where externalContains(entry.key, phase) {
-                    externalRemove(entry.key, phase)
-                }
+            if hasExternalMembership || keysAreLayers {
+                for entry in state.pending + state.deferred + state.batch { _ = removeMember(entry.key, state, phase) }
             }
             state.pending.removeAll()
             state.deferred.removeAll()
@@ -321,13 +352,27 @@ public final class PhasedQueue<Key: Hashable> {
             return
         case .depth:
             // Swift's sort is stable, so equal depths keep enqueue order.
-            entries.sort { $0.depth < $1.depth }
+            sortByDepthUnlessSorted(&entries)
         case let .rank(rankOf):
             for index in entries.indices { entries[index].depth = rankOf(entries[index].key) }
-            entries.sort { $0.depth < $1.depth }
+            sortByDepthUnlessSorted(&entries)
         case let .custom(areInIncreasingOrder):
             entries.sort { areInIncreasingOrder($0.key, $1.key) }
         }
+    }
+
+    /// A stable sort by `depth` that first checks (one linear pass) whether the entries already
+    /// are in order, as marks made in tree order are: then it skips the sort and its buffer.
+    private func sortByDepthUnlessSorted(_ entries: inout [Entry]) {
+        let sorted = entries.withUnsafeBufferPointer { buffer in
+            var previous = buffer[0].depth
+            for entry in buffer.dropFirst() {
+                if entry.depth < previous { return false }
+                previous = entry.depth
+            }
+            return true
+        }
+        if !sorted { entries.sort { $0.depth < $1.depth } }
     }
 
     @inline(__always)
@@ -337,3 +382,4 @@ public final class PhasedQueue<Key: Hashable> {
         return phase
     }
 }
+

@@ -32,3 +32,17 @@ struct LayerRef: Hashable {
     static func == (a: LayerRef, b: LayerRef) -> Bool { a.raw.toOpaque() == b.raw.toOpaque() }
     func hash(into hasher: inout Hasher) { hasher.combine(raw.toOpaque()) }
 }
+
+/// The pipeline queue's per-phase membership: a bit in `Layer.queuedPhases` (see
+/// `PhasedQueue.keysAreLayers`).
+extension LayerRef {
+    @inline(__always) func hasPhaseBit(_ phase: Int) -> Bool {
+        raw._withUnsafeGuaranteedRef { $0.queuedPhases & (1 << phase) != 0 }
+    }
+    @inline(__always) func setPhaseBit(_ phase: Int) {
+        raw._withUnsafeGuaranteedRef { $0.queuedPhases |= (1 << phase) }
+    }
+    @inline(__always) func clearPhaseBit(_ phase: Int) {
+        raw._withUnsafeGuaranteedRef { $0.queuedPhases &= ~(1 << phase) }
+    }
+}
