@@ -18,16 +18,18 @@ let package = Package(
     targets: [
         // Tiny C target: epoll/eventfd/timerfd and libdispatch's main-queue hooks.
         .target(name: "CRunLoopShims", linkerSettings: [.linkedLibrary("dispatch", .when(platforms: [.linux]))]),
+        // One pthread mutex for every module (ThreadSanitizer sees it, unlike Synchronization.Mutex).
+        .target(name: "PThreadLocking"),
         // The three pillars; none imports another.
         .target(name: "RunLoopCore", dependencies: ["CRunLoopShims"]),
-        .target(name: "Autorelease"),
-        .target(name: "Transactions"),
+        .target(name: "Autorelease", dependencies: ["PThreadLocking"]),
+        .target(name: "Transactions", dependencies: ["PThreadLocking"]),
         // Tracing, memory probe, lag monitor, exporters.
-        .target(name: "LoopInstruments", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "CRunLoopShims"]),
+        .target(name: "LoopInstruments", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "CRunLoopShims", "PThreadLocking"]),
         // Umbrella: re-exports, standard observers, bridges to a real CFRunLoop.
         .target(name: "RunLoopKit", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "LoopInstruments"]),
         // The documented scenarios, shared by the main job and the DocumentedScenarios suite.
-        .target(name: "LoopScenarios", dependencies: ["RunLoopKit"]),
+        .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreadLocking"]),
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
 

@@ -4,6 +4,7 @@
 // summed on demand through a registry.
 
 #if canImport(Glibc)
+import PThreadLocking
 import Glibc
 #elseif canImport(Musl)
 import Musl
@@ -97,7 +98,7 @@ struct ThreadState {
 /// under the lock, after leaving the set, so readers never see freed memory.
 final class ThreadRegistry: @unchecked Sendable {
     static let shared = ThreadRegistry()
-    private let lock = PthreadLock()
+    private let lock = PThreadMutex()
     private var states: Set<UInt> = []   // addresses of ThreadStateData; guarded by `lock`
 
     func add(_ data: UnsafeMutablePointer<ThreadStateData>) {
@@ -160,24 +161,3 @@ final class ProcessTotals: Sendable {
     }
 }
 
-/// A pthread mutex (Synchronization.Mutex is invisible to ThreadSanitizer on Linux).
-final class PthreadLock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>   // only touched through pthread calls
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        precondition(pthread_mutex_init(mutex, nil) == 0)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-}

@@ -1,3 +1,4 @@
+import PThreadLocking
 import RunLoopCore
 
 /// Forwards every loop event to several sinks, in order (a loop has one `eventSink`).
@@ -27,7 +28,7 @@ public final class LoopEventFanout: LoopEventSink {
 public final class LoopCalloutInterceptorChain: LoopCalloutInterceptor, @unchecked Sendable {
     // `members` is guarded by `lock`; each callout iterates a snapshot, so an interceptor may be
     // added or removed from another thread while the loop runs.
-    private let lock = PthreadLock()
+    private let lock = PThreadMutex()
     private var members: [any LoopCalloutInterceptor]
 
     public init(_ interceptors: [any LoopCalloutInterceptor] = []) { members = interceptors }

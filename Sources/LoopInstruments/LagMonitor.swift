@@ -1,3 +1,4 @@
+import PThreadLocking
 import RunLoopCore
 
 /// Detects long run-loop turns the way WeChat Matrix does on iOS.
@@ -23,7 +24,7 @@ import RunLoopCore
 /// ```
 public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     // Sendable: all mutable state is guarded by `lock`.
-    private let lock = PthreadLock()
+    private let lock = PThreadMutex()
     private var clock: LoopClock?
     private var thresholdNanos: UInt64
     private var period: Double

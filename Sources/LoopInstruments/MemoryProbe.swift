@@ -1,3 +1,4 @@
+import PThreadLocking
 import RunLoopCore
 
 /// Samples pool statistics, RSS and heap in use — on demand, or at chosen activities of a
@@ -11,7 +12,7 @@ import RunLoopCore
 /// ```
 public final class MemoryProbe: @unchecked Sendable {
     // Sendable: mutable state is guarded by `lock`; `poolStatistics` is @Sendable.
-    private let lock = PthreadLock()
+    private let lock = PThreadMutex()
     private var buffer: RingBuffer<MemorySample>
     private var clock: LoopClock?
     private var installed: [InstalledObserver] = []

@@ -1,3 +1,4 @@
+import PThreadLocking
 import RunLoopCore
 
 /// Records everything a loop reports (activities, callouts, sleeps, runs) plus what the loop
@@ -15,7 +16,7 @@ import RunLoopCore
 /// ```
 public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
     // Sendable: every mutable field below is guarded by `lock`.
-    private let lock = PthreadLock()
+    private let lock = PThreadMutex()
     private var buffer: RingBuffer<TraceEntry>
     private var nextSequence: UInt64 = 0
     private var clock: LoopClock?

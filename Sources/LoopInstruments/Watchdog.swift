@@ -1,3 +1,4 @@
+import PThreadLocking
 import CRunLoopShims
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,7 @@ import Darwin
 /// it at once and joins it, so no thread outlives its owner.
 final class Watchdog: @unchecked Sendable {
     // Sendable: `stopping`, `threadID` and `period` are guarded by `lock`; `cond` waits on it.
-    private let lock = PthreadLock()
+    private let lock = PThreadMutex()
     private let cond: UnsafeMutablePointer<pthread_cond_t>
     private var stopping = false
     private var started = false

@@ -1,3 +1,4 @@
+import PThreadLocking
 import Testing
 import RunLoopCore
 import Autorelease
@@ -165,7 +166,7 @@ import Autorelease
 
 final class Flag: @unchecked Sendable {
     // Sendable: guarded by `lock`.
-    private let lock = PthreadLock()
+    private let lock = PThreadMutex()
     private var value = false
     func set(_ newValue: Bool) { lock.withLock { value = newValue } }
     func take() -> Bool { lock.withLock { defer { value = false }; return value } }
@@ -173,7 +174,7 @@ final class Flag: @unchecked Sendable {
 
 final class Counter: @unchecked Sendable {
     // Sendable: guarded by `lock`.
-    private let lock = PthreadLock()
+    private let lock = PThreadMutex()
     private var count = 0
     func increment() -> Int { lock.withLock { count += 1; return count } }
     var value: Int { lock.withLock { count } }

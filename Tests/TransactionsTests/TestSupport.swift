@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PThreadLocking
 import Synchronization
 @testable import Transactions
 

@@ -1,3 +1,4 @@
+import PThreadLocking
 import Dispatch
 import RunLoopKit
 import Synchronization
@@ -98,7 +99,7 @@ enum ResidentThreadScenario {
 /// or atomic.
 private final class ResidentState: @unchecked Sendable {
     let keepRunning = Atomic<Bool>(true)
-    private let lock = ScenarioLock()
+    private let lock = PThreadMutex()
     private weak var weakLoop: Loop?
     private var residentThread: pthread_t?
     private var jobs: [Int] = []

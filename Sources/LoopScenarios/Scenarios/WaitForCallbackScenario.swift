@@ -1,3 +1,4 @@
+import PThreadLocking
 import Dispatch
 import RunLoopKit
 #if canImport(Glibc)
@@ -110,7 +111,7 @@ enum WaitForCallbackScenario {
 /// The `done` flag the callback sets; read by the loop's thread between runs.
 private final class CallbackState: @unchecked Sendable {
     // Guarded by `lock`: written by the callback, read by the run loop's caller.
-    private let lock = ScenarioLock()
+    private let lock = PThreadMutex()
     private var done = false
 
     func finish() { lock.withLock { done = true } }

@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A non-recursive `pthread_mutex_t`, shared by every RunLoopKit module that needs a lock.
+///
+/// Not `Synchronization.Mutex`: on Linux that one is built on raw futex calls ThreadSanitizer
+/// cannot see, so `--sanitize=thread` reports a false race on every access it guards; a pthread
+/// mutex is visible to it. The mutex lives in its own allocation, so its address is stable.
+///
+/// ```swift
+/// let lock = PThreadMutex()
+/// var count = 0
+/// lock.withLock { count += 1 }
+/// ```
+public final class PThreadMutex: @unchecked Sendable {   // Sendable: the mutex is the synchronisation
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    public init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let status = pthread_mutex_init(mutex, nil)
+        precondition(status == 0, "pthread_mutex_init failed: \(status)")
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Locks; pair with `unlock()` on the same thread. Prefer `withLock`.
+    @inlinable @inline(__always)
+    public func lock() { pthread_mutex_lock(mutex) }
+
+    /// Unlocks a mutex this thread locked.
+    @inlinable @inline(__always)
+    public func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Runs `body` with the mutex held.
+    @inlinable @inline(__always)
+    public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    /// The raw mutex, for a condition variable that waits on it.
+    public var raw: UnsafeMutablePointer<pthread_mutex_t> { mutex }
+}
+
+/// A value guarded by a `PThreadMutex`.
+///
+/// ```swift
+/// let names = Locked<[String]>([])
+/// names.withLock { $0.append("a") }
+/// ```
+public final class Locked<Value>: @unchecked Sendable {   // Sendable: `value` is only touched under `lock`
+    @usableFromInline let lock = PThreadMutex()
+    @usableFromInline var value: Value
+
+    public init(_ value: Value) { self.value = value }
+
+    /// Runs `body` with exclusive access to the value.
+    @inlinable
+    public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+        try lock.withLock { () throws(E) -> R in try body(&value) }
+    }
+}
