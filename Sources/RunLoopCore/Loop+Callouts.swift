@@ -146,6 +146,8 @@ extension Loop {
     /// only the first. Returns whether any was performed — ORed as CF-1153 does, not SCF's
     /// last-one-wins (S4).
     func doSources0(_ state: ModeState, _ frame: RunFrame, stopAfterHandle: Bool) -> Bool {
+        // A source added by another thread meanwhile is as if added after this step.
+        guard state.hasSources0.load(ordering: .acquiring) else { return false }
         lock.lock()
         for source in state.sources0 {
             let stamp = source.signalStamp.load(ordering: .acquiring)

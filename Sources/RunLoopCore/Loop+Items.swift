@@ -140,12 +140,14 @@ extension Loop {
         guard !state.sources0.contains(where: { $0 === source }) else { return false }
         guard bindLocked(source.core, label: source.label) else { return false }
         state.sources0.append(source)
+        state.sources0Changed()
         return true
     }
 
     func removeLocked(_ source: LoopSource, from state: ModeState) -> Bool {
         guard let i = state.sources0.firstIndex(where: { $0 === source }) else { return false }
         state.sources0.remove(at: i)
+        state.sources0Changed()
         source.core.unbind(self)
         return true
     }

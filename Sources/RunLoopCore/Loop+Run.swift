@@ -105,40 +105,49 @@ extension Loop {
         // R5.2
         let previous = runningMode
         runningMode = state
-        lock.unlock()
 
-        if hasSink { emit(.runBegin, "", name) }
-        notify(.entry, state, frame)                                     // R5.3
-        let result = runPasses(state, frame, seconds, stopAfterHandle)   // R5.4
-        notify(.exit, state, frame)                                      // R5.5: still this mode
-        frame.releaseObserverSnapshot()
-
-        lock.lock()                                                      // R5.6
+        // R5.3 Entry. Without a sink or Entry observers nothing runs between the push and the
+        // first pass, so the run goes on in the same critical section (fewer lock round trips).
+        // An Entry observer another thread adds meanwhile counts as added after Entry.
+        let observed = state.observerMask.load(ordering: .relaxed)
+        if hasSink || observed & Loop.Activity.entry.rawValue != 0 {
+            lock.unlock()
+            if hasSink { emit(.runBegin, "", name) }
+            notify(.entry, state, frame)
+            lock.lock()
+        }
+        let result = runPasses(state, frame, seconds, stopAfterHandle)   // R5.4, lock held again
+        // R5.5 Exit: still this mode. Same shortcut as Entry.
+        if hasSink || state.observerMask.load(ordering: .relaxed) & Loop.Activity.exit.rawValue != 0 {
+            lock.unlock()
+            notify(.exit, state, frame)
+            lock.lock()
+        }
+        restoreAsyncPort(state, frame)                                   // R5.6
         depth -= 1
         runningMode = previous
         lock.unlock()
+        frame.releaseObserverSnapshot()
         if hasSink { emit(.runEnd(result), "", name) }
         return result                                                    // R5.7
     }
 
-    /// __CFRunLoopRun: the passes of one run, step for step in §3's order.
+    /// __CFRunLoopRun: the passes of one run, step for step in §3's order. Called and returns
+    /// with the lock held; every callout and wait runs with it released.
     private func runPasses(_ state: ModeState, _ frame: RunFrame, _ seconds: Double,
                            _ stopAfterHandle: Bool) -> Loop.RunResult {
-        lock.lock()
         // L0: a stop issued before the first pass (e.g. from an Entry observer, or a sticky
         // stop(mode:), W2) ends the run at once.
         if frame.stopped {
             frame.stopped = false
-            lock.unlock()
             return .stopped
         }
         if state.stopped {
             state.stopped = false
-            lock.unlock()
             return .stopped
         }
         // L1: the async queue's port, under R4a's condition (-1 = none).
-        let asyncPort = asyncPortForRun(state)
+        let asyncPort = asyncPortForRun(state, frame)
         lock.unlock()
 
         // L2: the deadline. ≤ 0 → poll; beyond the interval limit → forever (X5: no timer
@@ -156,17 +165,19 @@ extension Loop {
         while true {
             // L3
             _ = passCounter.wrappingAdd(1, ordering: .relaxed)
-            lock.lock()
+            frame.ignoreWakeUps = false                                  // W3 (3016)
             // No L-g: a wake-up still pending here that another run wrote (a nested run, or an
             // earlier run that ended without waiting) is stale; this run ignored wake-ups from
             // its last wake until now (W3), so its own pending wake-up can only come from its
-            // Entry observers or before its first wait, and stays.
-            if wakePending && wakeSerial != frame.serial {
-                _ = rlk_eventfd_drain(wakeFD)
-                wakePending = false
+            // Entry observers, before its first wait, or from just now, and stays.
+            if wakePending {
+                lock.lock()
+                if wakePending && wakeSerial != frame.serial {
+                    _ = rlk_eventfd_drain(wakeFD)
+                    wakePending = false
+                }
+                lock.unlock()
             }
-            frame.ignoreWakeUps = false                                  // W3 (3016)
-            lock.unlock()
 
             notify(.beforeTimers, state, frame)                          // L-b: only a notification
             notify(.beforeSources, state, frame)
@@ -176,55 +187,66 @@ extension Loop {
             let poll = handled || deadline == 0                          // L-a (3033)
 
             var live = LivePort.none
-            var tookFastPath = false
             // The async queue fast path (3036): work already waiting is serviced without
             // BW/AW, but never twice in a row.
             if asyncPort >= 0 && !didDispatchPortLastTime && asyncReadyNow() {
                 live = .async
-                tookFastPath = true
-            }
-            if !tookFastPath {
+                lock.lock()
+                frame.ignoreWakeUps = true
+            } else {
                 didDispatchPortLastTime = false                          // (3060)
                 if !poll { notify(.beforeWaiting, state, frame) }        // L-a (3062)
                 lock.lock()
-                sleeping = true                                          // W4 (3063)
                 let quiet = (poll || virtualClock != nil) && isQuietLocked(state, asyncPort: asyncPort)
                 let armed = state.armedDeadline
-                lock.unlock()
-                if !poll && hasSink { emit(.sleep, "", state.mode) }
-                live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
-                            quiet: quiet, armed: armed)                  // (3070-3127)
-                lock.withLock {
+                if poll && quiet {
+                    // A quiet poll makes no system call: it is over within this critical
+                    // section, so no other thread can tell it from no wait at all (W4), and the
+                    // pass goes on to its exit checks without another lock round trip.
+                    live = armed != .max && armed <= clock.now ? .timer : .none
+                    frame.ignoreWakeUps = true                           // W3 (3130)
+                } else {
+                    sleeping = true                                      // W4 (3063)
+                    lock.unlock()
+                    if !poll && hasSink { emit(.sleep, "", state.mode) }
+                    live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
+                                quiet: quiet, armed: armed)              // (3070-3127)
+                    lock.lock()
                     sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3 (3130)
-                }
-                if !poll {
-                    if hasSink { emit(.wake, "", state.mode) }
-                    notify(.afterWaiting, state, frame)                  // L-a (3134)
+                    if !poll {
+                        lock.unlock()
+                        if hasSink { emit(.wake, "", state.mode) }
+                        notify(.afterWaiting, state, frame)              // L-a (3134)
+                        lock.lock()
+                    }
                 }
             }
 
-            // HANDLE (3137): exactly one cause per pass (L-c).
-            if tookFastPath { lock.withLock { frame.ignoreWakeUps = true } }
+            // HANDLE (3137): exactly one cause per pass (L-c). Lock held.
             switch live {
             case .none, .wake:
                 break                                                    // (3180)
             case .timer:
+                lock.unlock()
                 doTimers(state, frame)                                   // L-b, T4 (3199)
+                lock.lock()
             case .async:
+                lock.unlock()
                 drainAsyncQueue(state, frame)                            // X4 (3219-3240)
+                lock.lock()
                 handled = true                                           // L-d
                 didDispatchPortLastTime = true
             case .source(let token, let ready):
+                lock.unlock()
                 handled = doSource1(token: token, ready: ready, state) || handled  // S8 (3249)
+                lock.lock()
             }
-            lock.lock()
             if !blocks.isEmpty {
                 lock.unlock()
                 doBlocks(state, frame)                                   // B3 (3273)
                 lock.lock()
             }
-            defer { lock.unlock() }
 
             // Exit checks in CF's order (L-e, 3275-3287); emptiness only now (L-f).
             if handled && stopAfterHandle { return .handledSource }
@@ -238,6 +260,7 @@ extension Loop {
                 return .stopped
             }
             if isEmptyLocked(state) { return .finished }
+            lock.unlock()
         }
     }
 }

@@ -40,8 +40,8 @@ extension Loop {
                 return timerDue(state) ? .timer : .none
             }
         }
-        if asyncPort >= 0 { _ = rlk_epoll_add(state.epollFD, asyncPort, 1, WaitToken.async, 0) }  // L1 (3070)
-        defer { if asyncPort >= 0 { _ = rlk_epoll_remove(state.epollFD, asyncPort) } }          // (3127)
+        // L1 (3070/3127): the async port is in the set exactly when this run services it
+        // (`asyncPortForRun`), so the wait itself makes no epoll_ctl call.
         var token: UInt64 = 0
         var ready: UInt32 = 0
         var blockOnDescriptors = false

@@ -54,9 +54,11 @@ public final class Loop: @unchecked Sendable {
         _read { yield storage.pointee.runSerial }
         _modify { yield &storage.pointee.runSerial }
     }
+    /// The wake eventfd was written and not yet read; lets a pass skip the read otherwise.
+    /// Written under `lock`; atomic so the top of a pass can test it without the lock.
     var wakePending: Bool {
-        _read { yield storage.pointee.wakePending }
-        _modify { yield &storage.pointee.wakePending }
+        get { wakePendingFlag.load(ordering: .acquiring) }
+        set { wakePendingFlag.store(newValue, ordering: .releasing) }
     }
     var modes: [Loop.Mode: ModeState] {
         _read { yield storage.pointee.modes }
@@ -120,6 +122,10 @@ public final class Loop: @unchecked Sendable {
     }
 
     let passCounter = Atomic<UInt64>(0)
+    let wakePendingFlag = Atomic<Bool>(false)
+    /// Mirror of `!blocks.isEmpty`, written under `lock` with every change of `blocks`, so a
+    /// pass with no pending block skips the lock (B3).
+    let hasBlocks = Atomic<Bool>(false)
 
     /// Receives every activity and callout (see ``LoopEvent``). Costs one branch when nil.
     /// Set it before running the loop or from the loop's own thread.
@@ -312,8 +318,6 @@ public final class Loop: @unchecked Sendable {
 struct LoopState {
     /// CF's `_wakeUpPort`: an eventfd in every mode's epoll set.
     var wakeFD: Int32 = -1
-    /// The wake eventfd was written and not yet read; lets a pass skip the read otherwise.
-    var wakePending = false
     /// Which run (`RunFrame.serial`) wrote the pending wake-up.
     var wakeSerial: UInt64 = 0
     /// Serial numbers for runs, so a pass can tell its own wake-ups from stale ones.
@@ -358,15 +362,19 @@ struct CommonItems {
 
 /// Per-run data (R5) plus the pass's reusable scratch buffers, one set per nesting depth so a
 /// steady-state pass allocates nothing and a nested run cannot disturb the outer snapshot.
-final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock; the rest: loop thread
+final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignoreWakeUps: atomic; the rest: loop thread
     var stopped: Bool {
         _read { yield scratch.pointee.stopped }
         _modify { yield &scratch.pointee.stopped }
     }
+    /// W3. Only the loop thread writes it; `wakeUp()` reads it under the loop's lock. Atomic, so
+    /// the loop thread may flip it outside the lock: a wake-up racing with the flip is ordered
+    /// by the flag alone, exactly as if it had taken the lock just before or just after.
     var ignoreWakeUps: Bool {
-        _read { yield scratch.pointee.ignoreWakeUps }
-        _modify { yield &scratch.pointee.ignoreWakeUps }
+        get { wakeUpsIgnored.load(ordering: .acquiring) }
+        set { wakeUpsIgnored.store(newValue, ordering: .releasing) }
     }
+    private let wakeUpsIgnored = Atomic<Bool>(false)
     /// Identifies the run using this frame (loop lock).
     var serial: UInt64 {
         _read { yield scratch.pointee.serial }
@@ -376,11 +384,16 @@ final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock
     /// checks on class properties (they were a third of a pass's instructions); only the loop
     /// thread touches it, one step at a time.
     let scratch: UnsafeMutablePointer<Scratch>
+    /// The async descriptor this run took out of its mode's epoll set, or -1 (L1). Loop thread.
+    var removedAsyncPort: Int32 {
+        _read { yield scratch.pointee.removedAsyncPort }
+        _modify { yield &scratch.pointee.removedAsyncPort }
+    }
 
     struct Scratch {
         var stopped = false
-        var ignoreWakeUps = false
         var serial: UInt64 = 0
+        var removedAsyncPort: Int32 = -1
         /// The mode's observer array while a notification runs (keeps the snapshot alive, O5).
         var observersHeld: [LoopObserver] = []
         /// The observers collected for a notification (see `observerPicks(capacity:)`).

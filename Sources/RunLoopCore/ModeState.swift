@@ -17,7 +17,8 @@ enum WaitToken {
 /// deadline and the epoll set a run in this mode waits on.
 ///
 /// The epoll set holds the loop's wake eventfd, the mode's timer descriptor and every port and
-/// fd source of the mode; the async queue's descriptor joins only for a wait (L1). On a real
+/// fd source of the mode; once the mode has been run as a common mode it also holds the async
+/// queue's descriptor, taken out only for runs that must not service the queue (L1). On a real
 /// clock the timer descriptor is a timerfd armed at the mode's deadline (T3); on a virtual
 /// clock it is an eventfd poked when the deadline changes during a wait, so the waiter can
 /// recompute how far to jump.
@@ -26,6 +27,9 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// OR of every activity ever observed in this mode; never cleared (O3). Atomic so the pass
     /// can test it without the lock.
     let observerMask = Atomic<UInt32>(0)
+    /// Mirror of `!sources0.isEmpty`, written under the loop's lock with every change of
+    /// `sources0` (`sources0Changed`), so a pass in a mode without sources0 skips the lock.
+    let hasSources0 = Atomic<Bool>(false)
     /// Mutable state behind a pointer (no run-time exclusivity checks; see `Loop.storage`).
     let storage: UnsafeMutablePointer<State>
 
@@ -43,6 +47,9 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         var timers: [LoopTimer] = []
         /// When the mode's timer descriptor fires (`.max` = disarmed); see `rearm` (T3, T8).
         var armedDeadline: LoopInstant = .max
+        /// The async queue's descriptor while it is in `epollFD`, else -1 (L1, see
+        /// `Loop.asyncPortForRun`). Loop thread, under the lock.
+        var asyncInSet: Int32 = -1
     }
 
     var stopped: Bool {
@@ -77,6 +84,10 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         _read { yield storage.pointee.armedDeadline }
         _modify { yield &storage.pointee.armedDeadline }
     }
+    var asyncInSet: Int32 {
+        _read { yield storage.pointee.asyncInSet }
+        _modify { yield &storage.pointee.asyncInSet }
+    }
     let epollFD: Int32
     let timerFD: Int32
     let virtualClock: Bool
@@ -104,6 +115,9 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         close(epollFD)
         close(timerFD)
     }
+
+    /// Call after every change of `sources0`. Lock held.
+    func sources0Changed() { hasSources0.store(!sources0.isEmpty, ordering: .releasing) }
 
     var isEmptyOfItems: Bool {
         sources0.isEmpty && ports.isEmpty && files.isEmpty && timers.isEmpty

@@ -65,6 +65,7 @@ extension Loop {
                 cancels.append((source, name))
             }
             state.sources0.removeAll()
+            state.sources0Changed()
             for port in state.ports.values { port.core.unbind(self) }
             state.ports.removeAll()
             for file in state.files.values { file.core.unbind(self) }
@@ -75,6 +76,7 @@ extension Loop {
             state.observers.removeAll()
         }
         blocks.removeAll()
+        hasBlocks.store(false, ordering: .releasing)
         asyncPending.removeAll()
         closeDescriptorsLocked()
         lock.unlock()
