@@ -90,17 +90,22 @@ extension Loop {
     func doObservers(_ activity: Loop.Activity, _ state: ModeState, _ frame: RunFrame) {
         let wanted = activity.rawValue
         let scratch = frame.scratch
-        // O4: collect under the lock. The snapshot keeps the mode's observer array itself (no
-        // retain per observer): an observer removed by an earlier callout is still called (O5),
-        // and the array's copy-on-write leaves our copy — and so every collected observer —
-        // alive. The picks are unretained references into it, in a raw buffer that only grows
-        // (no uniqueness checks, no allocation once sized). The array is kept until the run
-        // ends, so the usual unchanged array costs no retain at all (same buffer: the mode
-        // cannot have edited it in place while we share it).
-        lock.lock()
-        if !sameBuffer(scratch.pointee.observersHeld, state.storage.pointee.observers) {
-            scratch.pointee.observersHeld = state.storage.pointee.observers
+        // O4: the snapshot keeps the mode's observer array itself (no retain per observer): an
+        // observer removed by an earlier callout is still called (O5), and the array's
+        // copy-on-write leaves our copy — and so every collected observer — alive. The array
+        // is kept until the run ends and taken again (under the lock) only when the mode's
+        // observers changed since, so the usual notification takes no lock and no retain; a
+        // change another thread makes meanwhile counts as made after this notification.
+        if state.observersVersion.load(ordering: .acquiring) != scratch.pointee.observersHeldVersion {
+            lock.lock()
+            if !sameBuffer(scratch.pointee.observersHeld, state.storage.pointee.observers) {
+                scratch.pointee.observersHeld = state.storage.pointee.observers
+            }
+            scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
+            lock.unlock()
         }
+        // The picks are unretained references into it, in a raw buffer that only grows (no
+        // uniqueness checks, no allocation once sized). What they read is immutable or atomic.
         let picks = frame.observerPicks(capacity: scratch.pointee.observersHeld.count)
         var count = 0
         scratch.pointee.observersHeld.withUnsafeBufferPointer { all in
@@ -112,7 +117,6 @@ extension Loop {
                 if wantsIt { picks[count] = pick; count += 1 }
             }
         }
-        lock.unlock()
         if hasSink { emit(.activity(activity), activity.shortName, state.mode) }
         // …then call each with the lock released.
         for index in 0..<count {

@@ -65,6 +65,7 @@ extension Loop {
         guard !state.observers.contains(where: { $0 === observer }) else { return false }
         guard bindLocked(observer.core, label: observer.label) else { return false }
         state.insertSorted(observer)
+        state.observersChanged()
         state.observerMask.bitwiseOr(observer.activities.rawValue, ordering: .relaxed)  // O3
         return true
     }
@@ -72,6 +73,7 @@ extension Loop {
     func removeLocked(_ observer: LoopObserver, from state: ModeState) {
         guard let i = state.observers.firstIndex(where: { $0 === observer }) else { return }
         state.observers.remove(at: i)
+        state.observersChanged()
         observer.core.unbind(self)
     }
 

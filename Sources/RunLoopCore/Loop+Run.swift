@@ -207,6 +207,7 @@ extension Loop {
                     frame.ignoreWakeUps = true                           // W3 (3130)
                 } else {
                     sleeping = true                                      // W4 (3063)
+                    state.syncTimerFD()   // from now on `rearm` writes it as it changes (T3)
                     lock.unlock()
                     if !poll && hasSink { emit(.sleep, "", state.mode) }
                     live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,

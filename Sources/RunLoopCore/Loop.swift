@@ -396,6 +396,8 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
         var removedAsyncPort: Int32 = -1
         /// The mode's observer array while a notification runs (keeps the snapshot alive, O5).
         var observersHeld: [LoopObserver] = []
+        /// The mode's `observersVersion` when `observersHeld` was taken; 0 = none held.
+        var observersHeldVersion: UInt64 = 0
         /// The observers collected for a notification (see `observerPicks(capacity:)`).
         var observerPicks: UnsafeMutablePointer<Unmanaged<LoopObserver>>?
         var observerPicksCapacity = 0
@@ -420,6 +422,7 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
     /// are released and later edits of the mode need no copy. Loop thread, end of a run.
     @inline(__always)
     func releaseObserverSnapshot() {
+        scratch.pointee.observersHeldVersion = 0
         if !scratch.pointee.observersHeld.isEmpty { scratch.pointee.observersHeld = [] }
     }
 

@@ -74,6 +74,7 @@ extension Loop {
             state.timers.removeAll()
             observers.append(contentsOf: state.observers)
             state.observers.removeAll()
+            state.observersChanged()
         }
         blocks.removeAll()
         hasBlocks.store(false, ordering: .releasing)
