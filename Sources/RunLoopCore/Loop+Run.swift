@@ -90,21 +90,43 @@ extension Loop {
         lock.lock()
         // R2: a torn-down loop.
         // R3: look the mode up without creating it; missing or empty → .finished, no Entry/Exit.
-        guard let state = modeStateLocked(name, create: false), !isEmptyLocked(state) else {
+        // The run holds its mode and frame unretained: the loop keeps both for its lifetime
+        // (modes are never removed, M1; frames only grow), which saves reference counting on
+        // every run.
+        let found: Unmanaged<ModeState>
+        if let last = tornDown ? nil : lookupUnretainedLocked(name) {
+            found = last
+        } else if let state = modeStateLocked(name, create: false) {
+            found = Unmanaged.passUnretained(state)
+        } else {
             lock.unlock()
             return .finished
         }
-        // R5.1: push fresh per-run data.
-        depth += 1
-        if frames.count == depth { frames.append(RunFrame()) }
-        let frame = frames[depth]
+        return found._withUnsafeGuaranteedRef { state in
+            guard !isEmptyLocked(state) else {
+                lock.unlock()
+                return .finished
+            }
+            // R5.1: push fresh per-run data.
+            depth += 1
+            if frames.count == depth { frames.append(RunFrame()) }
+            let frame = frames.withUnsafeBufferPointer { Unmanaged.passUnretained($0[depth]) }
+            return frame._withUnsafeGuaranteedRef { frame in
+                runPushed(name, state, frame, seconds, stopAfterHandle)
+            }
+        }
+    }
+
+    /// R5.1 (rest) to R5.7, lock held on entry, for a mode and a frame the loop keeps alive.
+    private func runPushed(_ name: Loop.Mode, _ state: ModeState, _ frame: RunFrame, _ seconds: Double,
+                           _ stopAfterHandle: Bool) -> Loop.RunResult {
         frame.stopped = false
         frame.ignoreWakeUps = false
         runSerial &+= 1
         frame.serial = runSerial
         // R5.2
         let previous = runningMode
-        runningMode = state
+        runningMode = Unmanaged.passUnretained(state)
 
         // R5.3 Entry. Without a sink or Entry observers nothing runs between the push and the
         // first pass, so the run goes on in the same critical section (fewer lock round trips).

@@ -68,7 +68,7 @@ public final class Loop: @unchecked Sendable {
         _read { yield storage.pointee.modeOrder }
         _modify { yield &storage.pointee.modeOrder }
     }
-    var lastLookup: ModeState? {
+    var lastLookup: Unmanaged<ModeState>? {
         _read { yield storage.pointee.lastLookup }
         _modify { yield &storage.pointee.lastLookup }
     }
@@ -92,7 +92,7 @@ public final class Loop: @unchecked Sendable {
         _read { yield storage.pointee.depth }
         _modify { yield &storage.pointee.depth }
     }
-    var runningMode: ModeState? {
+    var runningMode: Unmanaged<ModeState>? {
         _read { yield storage.pointee.runningMode }
         _modify { yield &storage.pointee.runningMode }
     }
@@ -192,7 +192,7 @@ public final class Loop: @unchecked Sendable {
     // MARK: Modes
 
     /// The mode of the innermost run, or nil when the loop is not running.
-    public var currentMode: Loop.Mode? { lock.withLock { runningMode?.mode } }
+    public var currentMode: Loop.Mode? { lock.withLock { runningMode?.takeUnretainedValue().mode } }
 
     /// Every mode created so far, in creation order (modes are never removed, M1).
     public var allModes: [Loop.Mode] { lock.withLock { modeOrder } }
@@ -228,9 +228,9 @@ public final class Loop: @unchecked Sendable {
     /// The mode's state, created if asked (M1). Lock held.
     func modeStateLocked(_ mode: Loop.Mode, create: Bool) -> ModeState? {
         if tornDown { return nil }  // R2: a torn-down loop takes nothing
-        if let state = lastLookup, state.mode == mode { return state }
+        if let last = lookupUnretainedLocked(mode) { return last.takeUnretainedValue() }
         if let state = modes[mode] {
-            lastLookup = state
+            lastLookup = Unmanaged.passUnretained(state)
             return state
         }
         guard create, mode != .common else { return nil }
@@ -239,6 +239,13 @@ public final class Loop: @unchecked Sendable {
         modes[mode] = state
         modeOrder.append(mode)
         return state
+    }
+
+    /// The last looked-up mode if it is `mode`, without a retain (see `lastLookup`). Lock held.
+    @inline(__always)
+    func lookupUnretainedLocked(_ mode: Loop.Mode) -> Unmanaged<ModeState>? {
+        guard let last = lastLookup, last._withUnsafeGuaranteedRef({ $0.mode == mode }) else { return nil }
+        return last
     }
 
     // MARK: Stop and wake-up (W1–W4)
@@ -325,7 +332,8 @@ struct LoopState {
     var modes: [Loop.Mode: ModeState] = [:]
     var modeOrder: [Loop.Mode] = []
     /// The last mode looked up by name: runs and performs usually name the same mode again.
-    var lastLookup: ModeState?
+    /// Unretained: `modes` keeps every mode for the loop's lifetime (modes are never removed, M1).
+    var lastLookup: Unmanaged<ModeState>?
     var commonModeNames: Set<Loop.Mode> = [.default]  // M2
     var commonItems = CommonItems()
     var blocks: [PendingBlock] = []
@@ -333,7 +341,8 @@ struct LoopState {
     /// when the loop is not running); each run pushes frames[depth] (R5).
     var frames: [RunFrame] = []
     var depth = 0
-    var runningMode: ModeState?
+    /// The innermost run's mode; unretained like `lastLookup`.
+    var runningMode: Unmanaged<ModeState>?
     var sleeping = false
     var tornDown = false
     /// Non-main loops: the async queue (an eventfd readable while `asyncPending` is non-empty).
