@@ -103,19 +103,21 @@ extension Loop {
             }
             scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
             lock.unlock()
+            frame.indexHeldObservers()
         }
-        // The picks are unretained references into it, in a raw buffer that only grows (no
-        // uniqueness checks, no allocation once sized). What they read is immutable or atomic.
-        let picks = frame.observerPicks(capacity: scratch.pointee.observersHeld.count)
+        // Collect from the unretained index of the held array into the picks (both in one raw
+        // buffer that only grows: no retain, no uniqueness check, no allocation once sized).
+        // What the checks read is immutable or atomic.
+        let held = scratch.pointee.observersHeldCount
+        let all = scratch.pointee.observerBuffer.unsafelyUnwrapped
+        let picks = all + held
         var count = 0
-        scratch.pointee.observersHeld.withUnsafeBufferPointer { all in
-            for i in 0..<all.count {
-                let pick = Unmanaged.passUnretained(all[i])
-                let wantsIt = pick._withUnsafeGuaranteedRef {
-                    $0.activities.rawValue & wanted != 0 && $0.core.isValid && !$0.firing.load(ordering: .relaxed)
-                }
-                if wantsIt { picks[count] = pick; count += 1 }
+        for i in 0..<held {
+            let pick = all[i]
+            let wantsIt = pick._withUnsafeGuaranteedRef {
+                $0.activities.rawValue & wanted != 0 && $0.core.isValid && !$0.firing.load(ordering: .relaxed)
             }
+            if wantsIt { picks[count] = pick; count += 1 }
         }
         if hasSink { emit(.activity(activity), activity.shortName, state.mode) }
         // …then call each with the lock released.

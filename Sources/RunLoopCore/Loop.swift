@@ -407,9 +407,11 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
         var observersHeld: [LoopObserver] = []
         /// The mode's `observersVersion` when `observersHeld` was taken; 0 = none held.
         var observersHeldVersion: UInt64 = 0
-        /// The observers collected for a notification (see `observerPicks(capacity:)`).
-        var observerPicks: UnsafeMutablePointer<Unmanaged<LoopObserver>>?
-        var observerPicksCapacity = 0
+        /// Unretained references: first the `observersHeldCount` observers of `observersHeld`
+        /// (alive through it, O5), then room for as many picks of one notification.
+        var observerBuffer: UnsafeMutablePointer<Unmanaged<LoopObserver>>?
+        var observerBufferCapacity = 0
+        var observersHeldCount = 0
         var sources: [Source0Pick] = []
         var timers: [LoopTimer] = []
         var blocks: [PendingBlock] = []
@@ -422,7 +424,7 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
     }
 
     deinit {
-        scratch.pointee.observerPicks?.deallocate()
+        scratch.pointee.observerBuffer?.deallocate()
         scratch.deinitialize(count: 1)
         scratch.deallocate()
     }
@@ -432,25 +434,26 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
     @inline(__always)
     func releaseObserverSnapshot() {
         scratch.pointee.observersHeldVersion = 0
+        scratch.pointee.observersHeldCount = 0
         if !scratch.pointee.observersHeld.isEmpty { scratch.pointee.observersHeld = [] }
     }
 
-    /// The buffer for a notification's collected observers: unretained references, alive
-    /// through `observersHeld` (O5). It only grows, so a steady state allocates nothing. Loop thread.
-    @inline(__always)
-    func observerPicks(capacity needed: Int) -> UnsafeMutablePointer<Unmanaged<LoopObserver>> {
-        if let picks = scratch.pointee.observerPicks, scratch.pointee.observerPicksCapacity >= needed { return picks }
-        return growObserverPicks(needed)
-    }
-
-    @inline(never)
-    private func growObserverPicks(_ needed: Int) -> UnsafeMutablePointer<Unmanaged<LoopObserver>> {
-        scratch.pointee.observerPicks?.deallocate()
-        let capacity = max(needed, 8, scratch.pointee.observerPicksCapacity * 2)
-        let picks = UnsafeMutablePointer<Unmanaged<LoopObserver>>.allocate(capacity: capacity)
-        scratch.pointee.observerPicks = picks
-        scratch.pointee.observerPicksCapacity = capacity
-        return picks
+    /// Copies unretained references to the observers of `observersHeld` to the start of the
+    /// observer buffer, which then has room for as many picks behind them. The buffer only
+    /// grows, so a steady state allocates nothing. Loop thread, after `observersHeld` changed.
+    func indexHeldObservers() {
+        let count = scratch.pointee.observersHeld.count
+        if scratch.pointee.observerBuffer == nil || scratch.pointee.observerBufferCapacity < 2 * count {
+            scratch.pointee.observerBuffer?.deallocate()
+            let capacity = max(2 * count, 16, scratch.pointee.observerBufferCapacity * 2)
+            scratch.pointee.observerBuffer = .allocate(capacity: capacity)
+            scratch.pointee.observerBufferCapacity = capacity
+        }
+        let buffer = scratch.pointee.observerBuffer.unsafelyUnwrapped
+        scratch.pointee.observersHeld.withUnsafeBufferPointer { all in
+            for i in 0..<count { buffer[i] = Unmanaged.passUnretained(all[i]) }
+        }
+        scratch.pointee.observersHeldCount = count
     }
 }
 
