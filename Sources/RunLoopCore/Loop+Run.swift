@@ -131,14 +131,26 @@ extension Loop {
         // R5.3 Entry. Without a sink or Entry observers nothing runs between the push and the
         // first pass, so the run goes on in the same critical section (fewer lock round trips).
         // An Entry observer another thread adds meanwhile counts as added after Entry.
+        // With Entry callouts, L0/L1 are settled before them and stay valid unless something
+        // that changes them happened meanwhile (`controlEpoch`); only then is the lock taken
+        // again to redo them after Entry, where CF does them.
+        var settledPort: Int32? = nil
         let observed = state.observerMask.load(ordering: .relaxed)
         if hasSink || observed & Loop.Activity.entry.rawValue != 0 {
+            let epoch = controlEpoch.load(ordering: .relaxed)
+            let unstopped = !frame.stopped && !state.stopped
+            let port = unstopped ? asyncPortForRun(state, frame) : -1
             lock.unlock()
             if hasSink { emit(.runBegin, "", name) }
             notify(.entry, state, frame)
-            lock.lock()
+            if unstopped && controlEpoch.load(ordering: .acquiring) == epoch {
+                settledPort = port
+            } else {
+                lock.lock()
+            }
         }
-        let result = runPasses(state, frame, seconds, stopAfterHandle)   // R5.4, lock held again
+        // R5.4; returns with the lock held.
+        let result = runPasses(state, frame, seconds, stopAfterHandle, settledPort: settledPort)
         // R5.5 Exit: still this mode. Same shortcut as Entry.
         if hasSink || state.observerMask.load(ordering: .relaxed) & Loop.Activity.exit.rawValue != 0 {
             lock.unlock()
@@ -154,23 +166,30 @@ extension Loop {
         return result                                                    // R5.7
     }
 
-    /// __CFRunLoopRun: the passes of one run, step for step in §3's order. Called and returns
-    /// with the lock held; every callout and wait runs with it released.
+    /// __CFRunLoopRun: the passes of one run, step for step in §3's order. Returns with the
+    /// lock held; every callout and wait runs with it released. Called with the lock held,
+    /// unless `settledPort` carries L0/L1's outcome (no stop, this async port) from before
+    /// the Entry callouts.
     private func runPasses(_ state: ModeState, _ frame: RunFrame, _ seconds: Double,
-                           _ stopAfterHandle: Bool) -> Loop.RunResult {
-        // L0: a stop issued before the first pass (e.g. from an Entry observer, or a sticky
-        // stop(mode:), W2) ends the run at once.
-        if frame.stopped {
-            frame.stopped = false
-            return .stopped
+                           _ stopAfterHandle: Bool, settledPort: Int32?) -> Loop.RunResult {
+        let asyncPort: Int32
+        if let settledPort {
+            asyncPort = settledPort
+        } else {
+            // L0: a stop issued before the first pass (e.g. from an Entry observer, or a sticky
+            // stop(mode:), W2) ends the run at once.
+            if frame.stopped {
+                frame.stopped = false
+                return .stopped
+            }
+            if state.stopped {
+                state.stopped = false
+                return .stopped
+            }
+            // L1: the async queue's port, under R4a's condition (-1 = none).
+            asyncPort = asyncPortForRun(state, frame)
+            lock.unlock()
         }
-        if state.stopped {
-            state.stopped = false
-            return .stopped
-        }
-        // L1: the async queue's port, under R4a's condition (-1 = none).
-        let asyncPort = asyncPortForRun(state, frame)
-        lock.unlock()
 
         // L2: the deadline. ≤ 0 → poll; beyond the interval limit → forever (X5: no timer
         // needed, the waiter computes its own timeout).

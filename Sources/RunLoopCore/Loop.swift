@@ -126,6 +126,14 @@ public final class Loop: @unchecked Sendable {
     /// Mirror of `!blocks.isEmpty`, written under `lock` with every change of `blocks`, so a
     /// pass with no pending block skips the lock (B3).
     let hasBlocks = Atomic<Bool>(false)
+    /// Bumped under `lock` by everything that can change L0 or L1 of a run that is starting:
+    /// `stop()`, `stop(mode:)`, `addCommonMode`, teardown. A run settles L0/L1 before its Entry
+    /// observers and re-checks under the lock after them only if this moved.
+    let controlEpoch = Atomic<UInt64>(0)
+
+    /// See `controlEpoch`. Lock held.
+    @inline(__always)
+    func bumpControlEpoch() { controlEpoch.wrappingAdd(1, ordering: .releasing) }
 
     /// Receives every activity and callout (see ``LoopEvent``). Costs one branch when nil.
     /// Set it before running the loop or from the loop's own thread.
@@ -213,6 +221,7 @@ public final class Loop: @unchecked Sendable {
             guard !tornDown, !commonModeNames.contains(mode) else { return }
             commonModeNames.insert(mode)
             modes[mode]?.isCommon = true
+            bumpControlEpoch()
             guard !commonItems.isEmpty else { return }
             let state = modeStateLocked(mode, create: true)!
             let items = commonItems
@@ -259,6 +268,7 @@ public final class Loop: @unchecked Sendable {
         let running = lock.withLock { () -> Bool in
             guard runningMode != nil else { return false }
             frames[depth].stopped = true
+            bumpControlEpoch()
             return true
         }
         if running { wakeUp() }
@@ -270,6 +280,7 @@ public final class Loop: @unchecked Sendable {
         let known = lock.withLock { () -> Bool in
             guard let state = modeStateLocked(mode, create: true) else { return false }
             state.stopped = true
+            bumpControlEpoch()
             return true
         }
         if known { wakeUp() }
@@ -318,6 +329,7 @@ public final class Loop: @unchecked Sendable {
         if wakeFD >= 0 { close(wakeFD); wakeFD = -1 }
         if asyncFD >= 0 { close(asyncFD); asyncFD = -1 }
         tornDown = true
+        bumpControlEpoch()
     }
 }
 

@@ -211,6 +211,22 @@ struct PassRules {
         #expect(clock.now == start)
     }
 
+    @Test("L0 L1 are decided after Entry: an Entry observer that makes the mode common gets the async queue serviced in this run")
+    func l1DecidedAfterEntry() {
+        let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
+        let trace = Trace()
+        let other: Loop.Mode = "Other"
+        loop.add(LoopSource {}, mode: other)
+        loop.add(LoopObserver(activities: .entry, label: "entry") { _, _ in
+            trace.add("E")
+            loop.addCommonMode(other)
+        }, mode: other)
+        loop.async(label: "q") { trace.add("q") }
+        #expect(loop.run(mode: other, timeout: 0.5, returnAfterSourceHandled: true) == .handledSource)
+        #expect(trace.all == ["E", "q"])
+    }
+
     @Test("L2 timeouts: ≤ 0 polls once, beyond the interval limit (or infinity) waits for work")
     func l2() throws {
         let (loop, clock) = virtualLoop()
