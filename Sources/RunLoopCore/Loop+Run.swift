@@ -252,7 +252,7 @@ extension Loop {
                     lock.unlock()
                     if !poll && hasSink { emit(.sleep, "", state.mode) }
                     live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
-                                quiet: quiet, armed: armed)              // (3070-3127)
+                                quiet: quiet, armed: armed, serial: frame.serial)              // (3070-3127)
                     lock.lock()
                     sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3 (3130)

@@ -26,9 +26,9 @@ extension Loop {
     /// and never surfaces as a wake with nothing to do (no L-g).
     ///
     /// `quiet` (see `isQuietLocked`) and `armed` (the mode's timer deadline) were read by the
-    /// caller under the lock when it set `sleeping`.
+    /// caller under the lock when it set `sleeping`; `serial` identifies the waiting run.
     func wait(_ state: ModeState, poll: Bool, until deadline: LoopInstant, asyncPort: Int32,
-              quiet: Bool, armed: LoopInstant) -> LivePort {
+              quiet: Bool, armed: LoopInstant, serial: UInt64) -> LivePort {
         if quiet {
             // Nothing in the set can be ready: a poll, or a virtual wait with a deadline, needs
             // no system call.
@@ -61,10 +61,14 @@ extension Loop {
             if count > 0 {
                 switch token {
                 case WaitToken.wake:
-                    lock.withLock {
+                    let forThisRun = lock.withLock { () -> Bool in
                         _ = rlk_eventfd_drain(wakeFD)
                         wakePending = false
+                        return wakeSerial == serial
                     }
+                    // A wake-up decided for an earlier run whose write landed only now (see
+                    // `wakeUp`) is stale: the earlier run would have dropped it (no L-g).
+                    if !forThisRun { continue }
                     return timerDue(state) ? .timer : .wake
                 case WaitToken.timer:
                     _ = rlk_eventfd_drain(state.timerFD)  // a timerfd reads like an eventfd

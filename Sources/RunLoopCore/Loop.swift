@@ -123,6 +123,8 @@ public final class Loop: @unchecked Sendable {
 
     let passCounter = Atomic<UInt64>(0)
     let wakePendingFlag = Atomic<Bool>(false)
+    /// `wakeUp()` calls between their decision (under `lock`) and the end of their eventfd write.
+    let wakeWritesInFlight = Atomic<Int>(0)
     /// Mirror of `!blocks.isEmpty`, written under `lock` with every change of `blocks`, so a
     /// pass with no pending block skips the lock (B3).
     let hasBlocks = Atomic<Bool>(false)
@@ -293,12 +295,21 @@ public final class Loop: @unchecked Sendable {
     /// source.signal(); loop.wakeUp()
     /// ```
     public func wakeUp() {
-        lock.withLock {
-            guard !tornDown, !frames[depth].ignoreWakeUps else { return }
-            _ = rlk_eventfd_signal(wakeFD)
+        // The decision and its record are made under the lock (W3); the eventfd write comes
+        // after it. Written under the lock, the write wakes the loop thread, which on the same
+        // CPU preempts this thread and at once blocks on the lock this thread still holds: two
+        // extra context switches per wake-up. A write that lands late, after the run it was
+        // meant for has ended, is recognised as stale by its serial (see `wait`).
+        let fd: Int32 = lock.withLock {
+            guard !tornDown, !frames[depth].ignoreWakeUps else { return -1 }
             wakePending = true
             wakeSerial = frames[depth].serial
+            wakeWritesInFlight.wrappingAdd(1, ordering: .relaxed)
+            return wakeFD
         }
+        guard fd >= 0 else { return }
+        _ = rlk_eventfd_signal(fd)
+        wakeWritesInFlight.wrappingSubtract(1, ordering: .releasing)
     }
 
     /// True while the loop is in its wait (after BW, before AW), including a polling wait (W4).
@@ -326,6 +337,9 @@ public final class Loop: @unchecked Sendable {
     /// Closes every descriptor. Lock held or object unreachable.
     func closeDescriptorsLocked() {
         for state in modes.values { state.closeDescriptors() }
+        // A wakeUp() that decided before the teardown may still be writing the descriptor;
+        // closing it first could let that write hit a reused descriptor number.
+        while wakeWritesInFlight.load(ordering: .acquiring) != 0 { sched_yield() }
         if wakeFD >= 0 { close(wakeFD); wakeFD = -1 }
         if asyncFD >= 0 { close(asyncFD); asyncFD = -1 }
         tornDown = true
