@@ -256,7 +256,8 @@ extension Loop {
                     lock.lock()
                     sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3 (3130)
-                    if !poll {
+                    if !poll && (hasSink || state.observerMask.load(ordering: .relaxed)
+                                    & Loop.Activity.afterWaiting.rawValue != 0) {
                         lock.unlock()
                         if hasSink { emit(.wake, "", state.mode) }
                         notify(.afterWaiting, state, frame)              // L-a (3134)

@@ -61,15 +61,15 @@ extension Loop {
             if count > 0 {
                 switch token {
                 case WaitToken.wake:
-                    let forThisRun = lock.withLock { () -> Bool in
+                    let (forThisRun, armedNow) = lock.withLock { () -> (Bool, LoopInstant) in
                         _ = rlk_eventfd_drain(wakeFD)
                         wakePending = false
-                        return wakeSerial == serial
+                        return (wakeSerial == serial, state.armedDeadline)
                     }
                     // A wake-up decided for an earlier run whose write landed only now (see
                     // `wakeUp`) is stale: the earlier run would have dropped it (no L-g).
                     if !forThisRun { continue }
-                    return timerDue(state) ? .timer : .wake
+                    return armedNow != .max && armedNow <= clock.now ? .timer : .wake
                 case WaitToken.timer:
                     _ = rlk_eventfd_drain(state.timerFD)  // a timerfd reads like an eventfd
                     if timerDue(state) { return .timer }
