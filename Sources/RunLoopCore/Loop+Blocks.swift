@@ -47,6 +47,7 @@ extension Loop {
             }
             for name in names { _ = modeStateLocked(name, create: true) }
             blocks.append(block)
+            hasBlocks.store(true, ordering: .releasing)
         }
     }
 
@@ -61,9 +62,12 @@ extension Loop {
     /// then put the others back in front of any blocks queued meanwhile. Returns whether any ran.
     @discardableResult
     func doBlocks(_ state: ModeState, _ frame: RunFrame) -> Bool {
+        // A block performed by another thread meanwhile is as if performed after this step.
+        guard hasBlocks.load(ordering: .acquiring) else { return false }
         lock.lock()
         if blocks.isEmpty { lock.unlock(); return false }
         swap(&blocks, &frame.scratch.pointee.blocks)
+        hasBlocks.store(false, ordering: .releasing)
         var isCommon = state.isCommon
         lock.unlock()
 
@@ -88,6 +92,7 @@ extension Loop {
             lock.lock()
             frame.scratch.pointee.blocks.append(contentsOf: blocks)
             swap(&blocks, &frame.scratch.pointee.blocks)
+            hasBlocks.store(true, ordering: .releasing)
             lock.unlock()
             frame.scratch.pointee.blocks.truncate(to: 0)
         }
@@ -132,14 +137,51 @@ extension Loop {
         }
     }
 
-    /// The descriptor the async queue signals, or -1 (L1). Loop thread.
-    func asyncPortForRun(_ state: ModeState) -> Int32 {
+    /// L1: the descriptor the async queue signals if this run services it, else -1. Lock held,
+    /// loop thread, at the start of a run (after L0).
+    ///
+    /// CF adds the main-queue port to the mode's port set before each wait and removes it after
+    /// (two `epoll_ctl` calls per wake). Here the descriptor stays in the set of every mode that
+    /// has been run as a common mode, which gives the same waits: a run that services the queue
+    /// finds it there, and a run that must not (a nested run inside the queue's own drain, R4a)
+    /// takes it out for its duration and `restoreAsyncPort` puts it back when it ends. Leaving
+    /// a readable descriptor in the set of such a run instead would make every wait return at
+    /// once (level-triggered) and the run spin.
+    func asyncPortForRun(_ state: ModeState, _ frame: RunFrame) -> Int32 {
+        let port: Int32
         if isMainLoop {
-            guard mainQueueClauseLocked(state) else { return -1 }
-            if dispatchFD < 0 { dispatchFD = Int32(rlk_dispatch_main_queue_handle()) }
-            return dispatchFD
+            if mainQueueClauseLocked(state) {
+                if dispatchFD < 0 { dispatchFD = Int32(rlk_dispatch_main_queue_handle()) }
+                port = dispatchFD
+            } else {
+                port = -1
+            }
+        } else {
+            port = asyncClauseActiveLocked(state) ? asyncFD : -1
         }
-        return asyncClauseActiveLocked(state) ? asyncFD : -1
+        if port >= 0 {
+            if state.asyncInSet < 0 {
+                _ = rlk_epoll_add(state.epollFD, port, 1, WaitToken.async, 0)
+                state.asyncInSet = port
+            }
+        } else if state.asyncInSet >= 0 {
+            _ = rlk_epoll_remove(state.epollFD, state.asyncInSet)
+            frame.removedAsyncPort = state.asyncInSet
+            state.asyncInSet = -1
+        }
+        return port
+    }
+
+    /// Puts back the async descriptor a run took out of its mode's set (L1). Lock held, loop
+    /// thread, at the end of the run.
+    @inline(__always)
+    func restoreAsyncPort(_ state: ModeState, _ frame: RunFrame) {
+        guard frame.removedAsyncPort >= 0 else { return }
+        if !tornDown && state.asyncInSet < 0 {
+            _ = rlk_epoll_add(state.epollFD, frame.removedAsyncPort, 1, WaitToken.async, 0)
+            state.asyncInSet = frame.removedAsyncPort
+        }
+        frame.removedAsyncPort = -1
     }
 
     /// R4a for the main loop: on the main thread, not inside a main-queue drain, running a

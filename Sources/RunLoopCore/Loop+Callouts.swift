@@ -90,29 +90,35 @@ extension Loop {
     func doObservers(_ activity: Loop.Activity, _ state: ModeState, _ frame: RunFrame) {
         let wanted = activity.rawValue
         let scratch = frame.scratch
-        // O4: collect under the lock. The snapshot keeps the mode's observer array itself (no
-        // retain per observer): an observer removed by an earlier callout is still called (O5),
-        // and the array's copy-on-write leaves our copy — and so every collected observer —
-        // alive. The picks are unretained references into it, in a raw buffer that only grows
-        // (no uniqueness checks, no allocation once sized). The array is kept until the run
-        // ends, so the usual unchanged array costs no retain at all (same buffer: the mode
-        // cannot have edited it in place while we share it).
-        lock.lock()
-        if !sameBuffer(scratch.pointee.observersHeld, state.storage.pointee.observers) {
-            scratch.pointee.observersHeld = state.storage.pointee.observers
-        }
-        let picks = frame.observerPicks(capacity: scratch.pointee.observersHeld.count)
-        var count = 0
-        scratch.pointee.observersHeld.withUnsafeBufferPointer { all in
-            for i in 0..<all.count {
-                let pick = Unmanaged.passUnretained(all[i])
-                let wantsIt = pick._withUnsafeGuaranteedRef {
-                    $0.activities.rawValue & wanted != 0 && $0.core.isValid && !$0.firing.load(ordering: .relaxed)
-                }
-                if wantsIt { picks[count] = pick; count += 1 }
+        // O4: the snapshot keeps the mode's observer array itself (no retain per observer): an
+        // observer removed by an earlier callout is still called (O5), and the array's
+        // copy-on-write leaves our copy — and so every collected observer — alive. The array
+        // is kept until the run ends and taken again (under the lock) only when the mode's
+        // observers changed since, so the usual notification takes no lock and no retain; a
+        // change another thread makes meanwhile counts as made after this notification.
+        if state.observersVersion.load(ordering: .acquiring) != scratch.pointee.observersHeldVersion {
+            lock.lock()
+            if !sameBuffer(scratch.pointee.observersHeld, state.storage.pointee.observers) {
+                scratch.pointee.observersHeld = state.storage.pointee.observers
             }
+            scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
+            lock.unlock()
+            frame.indexHeldObservers()
         }
-        lock.unlock()
+        // Collect from the unretained index of the held array into the picks (both in one raw
+        // buffer that only grows: no retain, no uniqueness check, no allocation once sized).
+        // What the checks read is immutable or atomic.
+        let held = scratch.pointee.observersHeldCount
+        let all = scratch.pointee.observerBuffer.unsafelyUnwrapped
+        let picks = all + held
+        var count = 0
+        for i in 0..<held {
+            let pick = all[i]
+            let wantsIt = pick._withUnsafeGuaranteedRef {
+                $0.activities.rawValue & wanted != 0 && $0.core.isValid && !$0.firing.load(ordering: .relaxed)
+            }
+            if wantsIt { picks[count] = pick; count += 1 }
+        }
         if hasSink { emit(.activity(activity), activity.shortName, state.mode) }
         // …then call each with the lock released.
         for index in 0..<count {
@@ -146,6 +152,8 @@ extension Loop {
     /// only the first. Returns whether any was performed — ORed as CF-1153 does, not SCF's
     /// last-one-wins (S4).
     func doSources0(_ state: ModeState, _ frame: RunFrame, stopAfterHandle: Bool) -> Bool {
+        // A source added by another thread meanwhile is as if added after this step.
+        guard state.hasSources0.load(ordering: .acquiring) else { return false }
         lock.lock()
         for source in state.sources0 {
             let stamp = source.signalStamp.load(ordering: .acquiring)

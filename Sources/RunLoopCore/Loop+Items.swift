@@ -65,6 +65,7 @@ extension Loop {
         guard !state.observers.contains(where: { $0 === observer }) else { return false }
         guard bindLocked(observer.core, label: observer.label) else { return false }
         state.insertSorted(observer)
+        state.observersChanged()
         state.observerMask.bitwiseOr(observer.activities.rawValue, ordering: .relaxed)  // O3
         return true
     }
@@ -72,6 +73,7 @@ extension Loop {
     func removeLocked(_ observer: LoopObserver, from state: ModeState) {
         guard let i = state.observers.firstIndex(where: { $0 === observer }) else { return }
         state.observers.remove(at: i)
+        state.observersChanged()
         observer.core.unbind(self)
     }
 
@@ -140,12 +142,14 @@ extension Loop {
         guard !state.sources0.contains(where: { $0 === source }) else { return false }
         guard bindLocked(source.core, label: source.label) else { return false }
         state.sources0.append(source)
+        state.sources0Changed()
         return true
     }
 
     func removeLocked(_ source: LoopSource, from state: ModeState) -> Bool {
         guard let i = state.sources0.firstIndex(where: { $0 === source }) else { return false }
         state.sources0.remove(at: i)
+        state.sources0Changed()
         source.core.unbind(self)
         return true
     }

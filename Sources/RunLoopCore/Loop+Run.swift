@@ -90,56 +90,106 @@ extension Loop {
         lock.lock()
         // R2: a torn-down loop.
         // R3: look the mode up without creating it; missing or empty → .finished, no Entry/Exit.
-        guard let state = modeStateLocked(name, create: false), !isEmptyLocked(state) else {
+        // The run holds its mode and frame unretained: the loop keeps both for its lifetime
+        // (modes are never removed, M1; frames only grow), which saves reference counting on
+        // every run.
+        let found: Unmanaged<ModeState>
+        if let last = tornDown ? nil : lookupUnretainedLocked(name) {
+            found = last
+        } else if let state = modeStateLocked(name, create: false) {
+            found = Unmanaged.passUnretained(state)
+        } else {
             lock.unlock()
             return .finished
         }
-        // R5.1: push fresh per-run data.
-        depth += 1
-        if frames.count == depth { frames.append(RunFrame()) }
-        let frame = frames[depth]
+        return found._withUnsafeGuaranteedRef { state in
+            guard !isEmptyLocked(state) else {
+                lock.unlock()
+                return .finished
+            }
+            // R5.1: push fresh per-run data.
+            depth += 1
+            if frames.count == depth { frames.append(RunFrame()) }
+            let frame = frames.withUnsafeBufferPointer { Unmanaged.passUnretained($0[depth]) }
+            return frame._withUnsafeGuaranteedRef { frame in
+                runPushed(name, state, frame, seconds, stopAfterHandle)
+            }
+        }
+    }
+
+    /// R5.1 (rest) to R5.7, lock held on entry, for a mode and a frame the loop keeps alive.
+    private func runPushed(_ name: Loop.Mode, _ state: ModeState, _ frame: RunFrame, _ seconds: Double,
+                           _ stopAfterHandle: Bool) -> Loop.RunResult {
         frame.stopped = false
         frame.ignoreWakeUps = false
         runSerial &+= 1
         frame.serial = runSerial
         // R5.2
         let previous = runningMode
-        runningMode = state
-        lock.unlock()
+        runningMode = Unmanaged.passUnretained(state)
 
-        if hasSink { emit(.runBegin, "", name) }
-        notify(.entry, state, frame)                                     // R5.3
-        let result = runPasses(state, frame, seconds, stopAfterHandle)   // R5.4
-        notify(.exit, state, frame)                                      // R5.5: still this mode
-        frame.releaseObserverSnapshot()
-
-        lock.lock()                                                      // R5.6
+        // R5.3 Entry. Without a sink or Entry observers nothing runs between the push and the
+        // first pass, so the run goes on in the same critical section (fewer lock round trips).
+        // An Entry observer another thread adds meanwhile counts as added after Entry.
+        // With Entry callouts, L0/L1 are settled before them and stay valid unless something
+        // that changes them happened meanwhile (`controlEpoch`); only then is the lock taken
+        // again to redo them after Entry, where CF does them.
+        var settledPort: Int32? = nil
+        let observed = state.observerMask.load(ordering: .relaxed)
+        if hasSink || observed & Loop.Activity.entry.rawValue != 0 {
+            let epoch = controlEpoch.load(ordering: .relaxed)
+            let unstopped = !frame.stopped && !state.stopped
+            let port = unstopped ? asyncPortForRun(state, frame) : -1
+            lock.unlock()
+            if hasSink { emit(.runBegin, "", name) }
+            notify(.entry, state, frame)
+            if unstopped && controlEpoch.load(ordering: .acquiring) == epoch {
+                settledPort = port
+            } else {
+                lock.lock()
+            }
+        }
+        // R5.4; returns with the lock held.
+        let result = runPasses(state, frame, seconds, stopAfterHandle, settledPort: settledPort)
+        // R5.5 Exit: still this mode. Same shortcut as Entry.
+        if hasSink || state.observerMask.load(ordering: .relaxed) & Loop.Activity.exit.rawValue != 0 {
+            lock.unlock()
+            notify(.exit, state, frame)
+            lock.lock()
+        }
+        restoreAsyncPort(state, frame)                                   // R5.6
         depth -= 1
         runningMode = previous
         lock.unlock()
+        frame.releaseObserverSnapshot()
         if hasSink { emit(.runEnd(result), "", name) }
         return result                                                    // R5.7
     }
 
-    /// __CFRunLoopRun: the passes of one run, step for step in §3's order.
+    /// __CFRunLoopRun: the passes of one run, step for step in §3's order. Returns with the
+    /// lock held; every callout and wait runs with it released. Called with the lock held,
+    /// unless `settledPort` carries L0/L1's outcome (no stop, this async port) from before
+    /// the Entry callouts.
     private func runPasses(_ state: ModeState, _ frame: RunFrame, _ seconds: Double,
-                           _ stopAfterHandle: Bool) -> Loop.RunResult {
-        lock.lock()
-        // L0: a stop issued before the first pass (e.g. from an Entry observer, or a sticky
-        // stop(mode:), W2) ends the run at once.
-        if frame.stopped {
-            frame.stopped = false
+                           _ stopAfterHandle: Bool, settledPort: Int32?) -> Loop.RunResult {
+        let asyncPort: Int32
+        if let settledPort {
+            asyncPort = settledPort
+        } else {
+            // L0: a stop issued before the first pass (e.g. from an Entry observer, or a sticky
+            // stop(mode:), W2) ends the run at once.
+            if frame.stopped {
+                frame.stopped = false
+                return .stopped
+            }
+            if state.stopped {
+                state.stopped = false
+                return .stopped
+            }
+            // L1: the async queue's port, under R4a's condition (-1 = none).
+            asyncPort = asyncPortForRun(state, frame)
             lock.unlock()
-            return .stopped
         }
-        if state.stopped {
-            state.stopped = false
-            lock.unlock()
-            return .stopped
-        }
-        // L1: the async queue's port, under R4a's condition (-1 = none).
-        let asyncPort = asyncPortForRun(state)
-        lock.unlock()
 
         // L2: the deadline. ≤ 0 → poll; beyond the interval limit → forever (X5: no timer
         // needed, the waiter computes its own timeout).
@@ -156,17 +206,19 @@ extension Loop {
         while true {
             // L3
             _ = passCounter.wrappingAdd(1, ordering: .relaxed)
-            lock.lock()
+            frame.ignoreWakeUps = false                                  // W3 (3016)
             // No L-g: a wake-up still pending here that another run wrote (a nested run, or an
             // earlier run that ended without waiting) is stale; this run ignored wake-ups from
             // its last wake until now (W3), so its own pending wake-up can only come from its
-            // Entry observers or before its first wait, and stays.
-            if wakePending && wakeSerial != frame.serial {
-                _ = rlk_eventfd_drain(wakeFD)
-                wakePending = false
+            // Entry observers, before its first wait, or from just now, and stays.
+            if wakePending {
+                lock.lock()
+                if wakePending && wakeSerial != frame.serial {
+                    _ = rlk_eventfd_drain(wakeFD)
+                    wakePending = false
+                }
+                lock.unlock()
             }
-            frame.ignoreWakeUps = false                                  // W3 (3016)
-            lock.unlock()
 
             notify(.beforeTimers, state, frame)                          // L-b: only a notification
             notify(.beforeSources, state, frame)
@@ -176,55 +228,68 @@ extension Loop {
             let poll = handled || deadline == 0                          // L-a (3033)
 
             var live = LivePort.none
-            var tookFastPath = false
             // The async queue fast path (3036): work already waiting is serviced without
             // BW/AW, but never twice in a row.
             if asyncPort >= 0 && !didDispatchPortLastTime && asyncReadyNow() {
                 live = .async
-                tookFastPath = true
-            }
-            if !tookFastPath {
+                lock.lock()
+                frame.ignoreWakeUps = true
+            } else {
                 didDispatchPortLastTime = false                          // (3060)
                 if !poll { notify(.beforeWaiting, state, frame) }        // L-a (3062)
                 lock.lock()
-                sleeping = true                                          // W4 (3063)
                 let quiet = (poll || virtualClock != nil) && isQuietLocked(state, asyncPort: asyncPort)
                 let armed = state.armedDeadline
-                lock.unlock()
-                if !poll && hasSink { emit(.sleep, "", state.mode) }
-                live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
-                            quiet: quiet, armed: armed)                  // (3070-3127)
-                lock.withLock {
+                if poll && quiet {
+                    // A quiet poll makes no system call: it is over within this critical
+                    // section, so no other thread can tell it from no wait at all (W4), and the
+                    // pass goes on to its exit checks without another lock round trip.
+                    live = armed != .max && armed <= clock.now ? .timer : .none
+                    frame.ignoreWakeUps = true                           // W3 (3130)
+                } else {
+                    sleeping = true                                      // W4 (3063)
+                    state.syncTimerFD()   // from now on `rearm` writes it as it changes (T3)
+                    lock.unlock()
+                    if !poll && hasSink { emit(.sleep, "", state.mode) }
+                    live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
+                                quiet: quiet, armed: armed, serial: frame.serial)              // (3070-3127)
+                    lock.lock()
                     sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3 (3130)
-                }
-                if !poll {
-                    if hasSink { emit(.wake, "", state.mode) }
-                    notify(.afterWaiting, state, frame)                  // L-a (3134)
+                    if !poll && (hasSink || state.observerMask.load(ordering: .relaxed)
+                                    & Loop.Activity.afterWaiting.rawValue != 0) {
+                        lock.unlock()
+                        if hasSink { emit(.wake, "", state.mode) }
+                        notify(.afterWaiting, state, frame)              // L-a (3134)
+                        lock.lock()
+                    }
                 }
             }
 
-            // HANDLE (3137): exactly one cause per pass (L-c).
-            if tookFastPath { lock.withLock { frame.ignoreWakeUps = true } }
+            // HANDLE (3137): exactly one cause per pass (L-c). Lock held.
             switch live {
             case .none, .wake:
                 break                                                    // (3180)
             case .timer:
+                lock.unlock()
                 doTimers(state, frame)                                   // L-b, T4 (3199)
+                lock.lock()
             case .async:
+                lock.unlock()
                 drainAsyncQueue(state, frame)                            // X4 (3219-3240)
+                lock.lock()
                 handled = true                                           // L-d
                 didDispatchPortLastTime = true
             case .source(let token, let ready):
+                lock.unlock()
                 handled = doSource1(token: token, ready: ready, state) || handled  // S8 (3249)
+                lock.lock()
             }
-            lock.lock()
             if !blocks.isEmpty {
                 lock.unlock()
                 doBlocks(state, frame)                                   // B3 (3273)
                 lock.lock()
             }
-            defer { lock.unlock() }
 
             // Exit checks in CF's order (L-e, 3275-3287); emptiness only now (L-f).
             if handled && stopAfterHandle { return .handledSource }
@@ -238,6 +303,7 @@ extension Loop {
                 return .stopped
             }
             if isEmptyLocked(state) { return .finished }
+            lock.unlock()
         }
     }
 }

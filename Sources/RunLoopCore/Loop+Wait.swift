@@ -26,9 +26,9 @@ extension Loop {
     /// and never surfaces as a wake with nothing to do (no L-g).
     ///
     /// `quiet` (see `isQuietLocked`) and `armed` (the mode's timer deadline) were read by the
-    /// caller under the lock when it set `sleeping`.
+    /// caller under the lock when it set `sleeping`; `serial` identifies the waiting run.
     func wait(_ state: ModeState, poll: Bool, until deadline: LoopInstant, asyncPort: Int32,
-              quiet: Bool, armed: LoopInstant) -> LivePort {
+              quiet: Bool, armed: LoopInstant, serial: UInt64) -> LivePort {
         if quiet {
             // Nothing in the set can be ready: a poll, or a virtual wait with a deadline, needs
             // no system call.
@@ -40,8 +40,8 @@ extension Loop {
                 return timerDue(state) ? .timer : .none
             }
         }
-        if asyncPort >= 0 { _ = rlk_epoll_add(state.epollFD, asyncPort, 1, WaitToken.async, 0) }  // L1 (3070)
-        defer { if asyncPort >= 0 { _ = rlk_epoll_remove(state.epollFD, asyncPort) } }          // (3127)
+        // L1 (3070/3127): the async port is in the set exactly when this run services it
+        // (`asyncPortForRun`), so the wait itself makes no epoll_ctl call.
         var token: UInt64 = 0
         var ready: UInt32 = 0
         var blockOnDescriptors = false
@@ -61,11 +61,15 @@ extension Loop {
             if count > 0 {
                 switch token {
                 case WaitToken.wake:
-                    lock.withLock {
+                    let (forThisRun, armedNow) = lock.withLock { () -> (Bool, LoopInstant) in
                         _ = rlk_eventfd_drain(wakeFD)
                         wakePending = false
+                        return (wakeSerial == serial, state.armedDeadline)
                     }
-                    return timerDue(state) ? .timer : .wake
+                    // A wake-up decided for an earlier run whose write landed only now (see
+                    // `wakeUp`) is stale: the earlier run would have dropped it (no L-g).
+                    if !forThisRun { continue }
+                    return armedNow != .max && armedNow <= clock.now ? .timer : .wake
                 case WaitToken.timer:
                     _ = rlk_eventfd_drain(state.timerFD)  // a timerfd reads like an eventfd
                     if timerDue(state) { return .timer }

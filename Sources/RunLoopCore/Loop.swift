@@ -54,9 +54,11 @@ public final class Loop: @unchecked Sendable {
         _read { yield storage.pointee.runSerial }
         _modify { yield &storage.pointee.runSerial }
     }
+    /// The wake eventfd was written and not yet read; lets a pass skip the read otherwise.
+    /// Written under `lock`; atomic so the top of a pass can test it without the lock.
     var wakePending: Bool {
-        _read { yield storage.pointee.wakePending }
-        _modify { yield &storage.pointee.wakePending }
+        get { wakePendingFlag.load(ordering: .acquiring) }
+        set { wakePendingFlag.store(newValue, ordering: .releasing) }
     }
     var modes: [Loop.Mode: ModeState] {
         _read { yield storage.pointee.modes }
@@ -66,7 +68,7 @@ public final class Loop: @unchecked Sendable {
         _read { yield storage.pointee.modeOrder }
         _modify { yield &storage.pointee.modeOrder }
     }
-    var lastLookup: ModeState? {
+    var lastLookup: Unmanaged<ModeState>? {
         _read { yield storage.pointee.lastLookup }
         _modify { yield &storage.pointee.lastLookup }
     }
@@ -90,7 +92,7 @@ public final class Loop: @unchecked Sendable {
         _read { yield storage.pointee.depth }
         _modify { yield &storage.pointee.depth }
     }
-    var runningMode: ModeState? {
+    var runningMode: Unmanaged<ModeState>? {
         _read { yield storage.pointee.runningMode }
         _modify { yield &storage.pointee.runningMode }
     }
@@ -120,6 +122,20 @@ public final class Loop: @unchecked Sendable {
     }
 
     let passCounter = Atomic<UInt64>(0)
+    let wakePendingFlag = Atomic<Bool>(false)
+    /// `wakeUp()` calls between their decision (under `lock`) and the end of their eventfd write.
+    let wakeWritesInFlight = Atomic<Int>(0)
+    /// Mirror of `!blocks.isEmpty`, written under `lock` with every change of `blocks`, so a
+    /// pass with no pending block skips the lock (B3).
+    let hasBlocks = Atomic<Bool>(false)
+    /// Bumped under `lock` by everything that can change L0 or L1 of a run that is starting:
+    /// `stop()`, `stop(mode:)`, `addCommonMode`, teardown. A run settles L0/L1 before its Entry
+    /// observers and re-checks under the lock after them only if this moved.
+    let controlEpoch = Atomic<UInt64>(0)
+
+    /// See `controlEpoch`. Lock held.
+    @inline(__always)
+    func bumpControlEpoch() { controlEpoch.wrappingAdd(1, ordering: .releasing) }
 
     /// Receives every activity and callout (see ``LoopEvent``). Costs one branch when nil.
     /// Set it before running the loop or from the loop's own thread.
@@ -186,7 +202,7 @@ public final class Loop: @unchecked Sendable {
     // MARK: Modes
 
     /// The mode of the innermost run, or nil when the loop is not running.
-    public var currentMode: Loop.Mode? { lock.withLock { runningMode?.mode } }
+    public var currentMode: Loop.Mode? { lock.withLock { runningMode?.takeUnretainedValue().mode } }
 
     /// Every mode created so far, in creation order (modes are never removed, M1).
     public var allModes: [Loop.Mode] { lock.withLock { modeOrder } }
@@ -207,6 +223,7 @@ public final class Loop: @unchecked Sendable {
             guard !tornDown, !commonModeNames.contains(mode) else { return }
             commonModeNames.insert(mode)
             modes[mode]?.isCommon = true
+            bumpControlEpoch()
             guard !commonItems.isEmpty else { return }
             let state = modeStateLocked(mode, create: true)!
             let items = commonItems
@@ -222,9 +239,9 @@ public final class Loop: @unchecked Sendable {
     /// The mode's state, created if asked (M1). Lock held.
     func modeStateLocked(_ mode: Loop.Mode, create: Bool) -> ModeState? {
         if tornDown { return nil }  // R2: a torn-down loop takes nothing
-        if let state = lastLookup, state.mode == mode { return state }
+        if let last = lookupUnretainedLocked(mode) { return last.takeUnretainedValue() }
         if let state = modes[mode] {
-            lastLookup = state
+            lastLookup = Unmanaged.passUnretained(state)
             return state
         }
         guard create, mode != .common else { return nil }
@@ -233,6 +250,13 @@ public final class Loop: @unchecked Sendable {
         modes[mode] = state
         modeOrder.append(mode)
         return state
+    }
+
+    /// The last looked-up mode if it is `mode`, without a retain (see `lastLookup`). Lock held.
+    @inline(__always)
+    func lookupUnretainedLocked(_ mode: Loop.Mode) -> Unmanaged<ModeState>? {
+        guard let last = lastLookup, last._withUnsafeGuaranteedRef({ $0.mode == mode }) else { return nil }
+        return last
     }
 
     // MARK: Stop and wake-up (W1–W4)
@@ -246,6 +270,7 @@ public final class Loop: @unchecked Sendable {
         let running = lock.withLock { () -> Bool in
             guard runningMode != nil else { return false }
             frames[depth].stopped = true
+            bumpControlEpoch()
             return true
         }
         if running { wakeUp() }
@@ -257,6 +282,7 @@ public final class Loop: @unchecked Sendable {
         let known = lock.withLock { () -> Bool in
             guard let state = modeStateLocked(mode, create: true) else { return false }
             state.stopped = true
+            bumpControlEpoch()
             return true
         }
         if known { wakeUp() }
@@ -269,12 +295,21 @@ public final class Loop: @unchecked Sendable {
     /// source.signal(); loop.wakeUp()
     /// ```
     public func wakeUp() {
-        lock.withLock {
-            guard !tornDown, !frames[depth].ignoreWakeUps else { return }
-            _ = rlk_eventfd_signal(wakeFD)
+        // The decision and its record are made under the lock (W3); the eventfd write comes
+        // after it. Written under the lock, the write wakes the loop thread, which on the same
+        // CPU preempts this thread and at once blocks on the lock this thread still holds: two
+        // extra context switches per wake-up. A write that lands late, after the run it was
+        // meant for has ended, is recognised as stale by its serial (see `wait`).
+        let fd: Int32 = lock.withLock {
+            guard !tornDown, !frames[depth].ignoreWakeUps else { return -1 }
             wakePending = true
             wakeSerial = frames[depth].serial
+            wakeWritesInFlight.wrappingAdd(1, ordering: .relaxed)
+            return wakeFD
         }
+        guard fd >= 0 else { return }
+        _ = rlk_eventfd_signal(fd)
+        wakeWritesInFlight.wrappingSubtract(1, ordering: .releasing)
     }
 
     /// True while the loop is in its wait (after BW, before AW), including a polling wait (W4).
@@ -302,9 +337,13 @@ public final class Loop: @unchecked Sendable {
     /// Closes every descriptor. Lock held or object unreachable.
     func closeDescriptorsLocked() {
         for state in modes.values { state.closeDescriptors() }
+        // A wakeUp() that decided before the teardown may still be writing the descriptor;
+        // closing it first could let that write hit a reused descriptor number.
+        while wakeWritesInFlight.load(ordering: .acquiring) != 0 { sched_yield() }
         if wakeFD >= 0 { close(wakeFD); wakeFD = -1 }
         if asyncFD >= 0 { close(asyncFD); asyncFD = -1 }
         tornDown = true
+        bumpControlEpoch()
     }
 }
 
@@ -312,8 +351,6 @@ public final class Loop: @unchecked Sendable {
 struct LoopState {
     /// CF's `_wakeUpPort`: an eventfd in every mode's epoll set.
     var wakeFD: Int32 = -1
-    /// The wake eventfd was written and not yet read; lets a pass skip the read otherwise.
-    var wakePending = false
     /// Which run (`RunFrame.serial`) wrote the pending wake-up.
     var wakeSerial: UInt64 = 0
     /// Serial numbers for runs, so a pass can tell its own wake-ups from stale ones.
@@ -321,7 +358,8 @@ struct LoopState {
     var modes: [Loop.Mode: ModeState] = [:]
     var modeOrder: [Loop.Mode] = []
     /// The last mode looked up by name: runs and performs usually name the same mode again.
-    var lastLookup: ModeState?
+    /// Unretained: `modes` keeps every mode for the loop's lifetime (modes are never removed, M1).
+    var lastLookup: Unmanaged<ModeState>?
     var commonModeNames: Set<Loop.Mode> = [.default]  // M2
     var commonItems = CommonItems()
     var blocks: [PendingBlock] = []
@@ -329,7 +367,8 @@ struct LoopState {
     /// when the loop is not running); each run pushes frames[depth] (R5).
     var frames: [RunFrame] = []
     var depth = 0
-    var runningMode: ModeState?
+    /// The innermost run's mode; unretained like `lastLookup`.
+    var runningMode: Unmanaged<ModeState>?
     var sleeping = false
     var tornDown = false
     /// Non-main loops: the async queue (an eventfd readable while `asyncPending` is non-empty).
@@ -358,15 +397,19 @@ struct CommonItems {
 
 /// Per-run data (R5) plus the pass's reusable scratch buffers, one set per nesting depth so a
 /// steady-state pass allocates nothing and a nested run cannot disturb the outer snapshot.
-final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock; the rest: loop thread
+final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignoreWakeUps: atomic; the rest: loop thread
     var stopped: Bool {
         _read { yield scratch.pointee.stopped }
         _modify { yield &scratch.pointee.stopped }
     }
+    /// W3. Only the loop thread writes it; `wakeUp()` reads it under the loop's lock. Atomic, so
+    /// the loop thread may flip it outside the lock: a wake-up racing with the flip is ordered
+    /// by the flag alone, exactly as if it had taken the lock just before or just after.
     var ignoreWakeUps: Bool {
-        _read { yield scratch.pointee.ignoreWakeUps }
-        _modify { yield &scratch.pointee.ignoreWakeUps }
+        get { wakeUpsIgnored.load(ordering: .acquiring) }
+        set { wakeUpsIgnored.store(newValue, ordering: .releasing) }
     }
+    private let wakeUpsIgnored = Atomic<Bool>(false)
     /// Identifies the run using this frame (loop lock).
     var serial: UInt64 {
         _read { yield scratch.pointee.serial }
@@ -376,16 +419,25 @@ final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock
     /// checks on class properties (they were a third of a pass's instructions); only the loop
     /// thread touches it, one step at a time.
     let scratch: UnsafeMutablePointer<Scratch>
+    /// The async descriptor this run took out of its mode's epoll set, or -1 (L1). Loop thread.
+    var removedAsyncPort: Int32 {
+        _read { yield scratch.pointee.removedAsyncPort }
+        _modify { yield &scratch.pointee.removedAsyncPort }
+    }
 
     struct Scratch {
         var stopped = false
-        var ignoreWakeUps = false
         var serial: UInt64 = 0
+        var removedAsyncPort: Int32 = -1
         /// The mode's observer array while a notification runs (keeps the snapshot alive, O5).
         var observersHeld: [LoopObserver] = []
-        /// The observers collected for a notification (see `observerPicks(capacity:)`).
-        var observerPicks: UnsafeMutablePointer<Unmanaged<LoopObserver>>?
-        var observerPicksCapacity = 0
+        /// The mode's `observersVersion` when `observersHeld` was taken; 0 = none held.
+        var observersHeldVersion: UInt64 = 0
+        /// Unretained references: first the `observersHeldCount` observers of `observersHeld`
+        /// (alive through it, O5), then room for as many picks of one notification.
+        var observerBuffer: UnsafeMutablePointer<Unmanaged<LoopObserver>>?
+        var observerBufferCapacity = 0
+        var observersHeldCount = 0
         var sources: [Source0Pick] = []
         var timers: [LoopTimer] = []
         var blocks: [PendingBlock] = []
@@ -398,7 +450,7 @@ final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock
     }
 
     deinit {
-        scratch.pointee.observerPicks?.deallocate()
+        scratch.pointee.observerBuffer?.deallocate()
         scratch.deinitialize(count: 1)
         scratch.deallocate()
     }
@@ -407,25 +459,27 @@ final class RunFrame: @unchecked Sendable {  // stopped/ignoreWakeUps: loop lock
     /// are released and later edits of the mode need no copy. Loop thread, end of a run.
     @inline(__always)
     func releaseObserverSnapshot() {
+        scratch.pointee.observersHeldVersion = 0
+        scratch.pointee.observersHeldCount = 0
         if !scratch.pointee.observersHeld.isEmpty { scratch.pointee.observersHeld = [] }
     }
 
-    /// The buffer for a notification's collected observers: unretained references, alive
-    /// through `observersHeld` (O5). It only grows, so a steady state allocates nothing. Loop thread.
-    @inline(__always)
-    func observerPicks(capacity needed: Int) -> UnsafeMutablePointer<Unmanaged<LoopObserver>> {
-        if let picks = scratch.pointee.observerPicks, scratch.pointee.observerPicksCapacity >= needed { return picks }
-        return growObserverPicks(needed)
-    }
-
-    @inline(never)
-    private func growObserverPicks(_ needed: Int) -> UnsafeMutablePointer<Unmanaged<LoopObserver>> {
-        scratch.pointee.observerPicks?.deallocate()
-        let capacity = max(needed, 8, scratch.pointee.observerPicksCapacity * 2)
-        let picks = UnsafeMutablePointer<Unmanaged<LoopObserver>>.allocate(capacity: capacity)
-        scratch.pointee.observerPicks = picks
-        scratch.pointee.observerPicksCapacity = capacity
-        return picks
+    /// Copies unretained references to the observers of `observersHeld` to the start of the
+    /// observer buffer, which then has room for as many picks behind them. The buffer only
+    /// grows, so a steady state allocates nothing. Loop thread, after `observersHeld` changed.
+    func indexHeldObservers() {
+        let count = scratch.pointee.observersHeld.count
+        if scratch.pointee.observerBuffer == nil || scratch.pointee.observerBufferCapacity < 2 * count {
+            scratch.pointee.observerBuffer?.deallocate()
+            let capacity = max(2 * count, 16, scratch.pointee.observerBufferCapacity * 2)
+            scratch.pointee.observerBuffer = .allocate(capacity: capacity)
+            scratch.pointee.observerBufferCapacity = capacity
+        }
+        let buffer = scratch.pointee.observerBuffer.unsafelyUnwrapped
+        scratch.pointee.observersHeld.withUnsafeBufferPointer { all in
+            for i in 0..<count { buffer[i] = Unmanaged.passUnretained(all[i]) }
+        }
+        scratch.pointee.observersHeldCount = count
     }
 }
 

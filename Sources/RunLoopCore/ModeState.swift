@@ -17,7 +17,8 @@ enum WaitToken {
 /// deadline and the epoll set a run in this mode waits on.
 ///
 /// The epoll set holds the loop's wake eventfd, the mode's timer descriptor and every port and
-/// fd source of the mode; the async queue's descriptor joins only for a wait (L1). On a real
+/// fd source of the mode; once the mode has been run as a common mode it also holds the async
+/// queue's descriptor, taken out only for runs that must not service the queue (L1). On a real
 /// clock the timer descriptor is a timerfd armed at the mode's deadline (T3); on a virtual
 /// clock it is an eventfd poked when the deadline changes during a wait, so the waiter can
 /// recompute how far to jump.
@@ -26,6 +27,12 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// OR of every activity ever observed in this mode; never cleared (O3). Atomic so the pass
     /// can test it without the lock.
     let observerMask = Atomic<UInt32>(0)
+    /// Mirror of `!sources0.isEmpty`, written under the loop's lock with every change of
+    /// `sources0` (`sources0Changed`), so a pass in a mode without sources0 skips the lock.
+    let hasSources0 = Atomic<Bool>(false)
+    /// Bumped under the loop's lock with every change of `observers` (`observersChanged`), so
+    /// a notification whose snapshot is still current skips the lock (see `doObservers`).
+    let observersVersion = Atomic<UInt64>(1)
     /// Mutable state behind a pointer (no run-time exclusivity checks; see `Loop.storage`).
     let storage: UnsafeMutablePointer<State>
 
@@ -43,6 +50,12 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         var timers: [LoopTimer] = []
         /// When the mode's timer descriptor fires (`.max` = disarmed); see `rearm` (T3, T8).
         var armedDeadline: LoopInstant = .max
+        /// The async queue's descriptor while it is in `epollFD`, else -1 (L1, see
+        /// `Loop.asyncPortForRun`). Loop thread, under the lock.
+        var asyncInSet: Int32 = -1
+        /// Real clock: the deadline the timerfd is actually armed at (`.max` = disarmed). It
+        /// lags `armedDeadline` while nobody waits on the set; see `rearm` and `syncTimerFD`.
+        var kernelDeadline: LoopInstant = .max
     }
 
     var stopped: Bool {
@@ -77,6 +90,14 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         _read { yield storage.pointee.armedDeadline }
         _modify { yield &storage.pointee.armedDeadline }
     }
+    var kernelDeadline: LoopInstant {
+        _read { yield storage.pointee.kernelDeadline }
+        _modify { yield &storage.pointee.kernelDeadline }
+    }
+    var asyncInSet: Int32 {
+        _read { yield storage.pointee.asyncInSet }
+        _modify { yield &storage.pointee.asyncInSet }
+    }
     let epollFD: Int32
     let timerFD: Int32
     let virtualClock: Bool
@@ -105,13 +126,24 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         close(timerFD)
     }
 
+    /// Call after every change of `observers`. Lock held.
+    func observersChanged() { observersVersion.wrappingAdd(1, ordering: .releasing) }
+
+    /// Call after every change of `sources0`. Lock held.
+    func sources0Changed() { hasSources0.store(!sources0.isEmpty, ordering: .releasing) }
+
     var isEmptyOfItems: Bool {
         sources0.isEmpty && ports.isEmpty && files.isEmpty && timers.isEmpty
     }
 
     /// Re-arms the timer descriptor (T3) — called with the loop's lock held whenever a timer
-    /// joins, leaves, moves, starts or stops firing. `waiting` tells a virtual waiter to
-    /// recompute its jump.
+    /// joins, leaves, moves, starts or stops firing. `waiting` says the loop may be blocked
+    /// in a wait right now (`Loop.sleeping`): then a real timerfd is written at once (so a timer
+    /// added or moved by another thread wakes the wait on time) and a virtual waiter is told to
+    /// recompute its jump. Otherwise only `armedDeadline` changes and the loop thread writes the
+    /// timerfd before its next wait (`syncTimerFD`): firing a repeating timer moves the deadline
+    /// twice (the timer stops being eligible while it fires, then gets its next date), and a
+    /// polling pass never reads the descriptor at all, so most changes need no system call.
     ///
     /// Tolerance (T8, Darwin semantics): `hard` is the earliest fire date + effective tolerance;
     /// the wake is deferred from the earliest fire date to the LATEST fire date that is still
@@ -131,13 +163,25 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         }
         guard wake != armedDeadline else { return }
         armedDeadline = wake
+        guard waiting else { return }
         if virtualClock {
-            if waiting { _ = rlk_eventfd_signal(timerFD) }
+            _ = rlk_eventfd_signal(timerFD)
         } else {
-            // Re-arming also resets an expired, unread timerfd, so it never wakes a wait for a
-            // deadline that no longer exists (no L-g).
-            _ = rlk_timerfd_arm(timerFD, wake == .max ? 0 : max(wake, 1))
+            syncTimerFD()
         }
+    }
+
+    /// Real clock: arms the timerfd at `armedDeadline` unless it already is. Lock held; the
+    /// loop thread calls it when it starts a wait on this set, other threads through `rearm`
+    /// while it waits, so the descriptor is right whenever somebody blocks on it. Re-arming
+    /// also resets an expired, unread timerfd, so it never wakes a wait for a deadline that
+    /// no longer exists (no L-g); one left expired at an unchanged deadline belongs to a timer
+    /// that is due anyway.
+    @inline(__always)
+    func syncTimerFD() {
+        guard !virtualClock, kernelDeadline != armedDeadline else { return }
+        kernelDeadline = armedDeadline
+        _ = rlk_timerfd_arm(timerFD, armedDeadline == .max ? 0 : max(armedDeadline, 1))
     }
 
     /// Inserts `timer` after every timer firing at or before its date (T2). Lock held.

@@ -65,6 +65,7 @@ extension Loop {
                 cancels.append((source, name))
             }
             state.sources0.removeAll()
+            state.sources0Changed()
             for port in state.ports.values { port.core.unbind(self) }
             state.ports.removeAll()
             for file in state.files.values { file.core.unbind(self) }
@@ -73,8 +74,10 @@ extension Loop {
             state.timers.removeAll()
             observers.append(contentsOf: state.observers)
             state.observers.removeAll()
+            state.observersChanged()
         }
         blocks.removeAll()
+        hasBlocks.store(false, ordering: .releasing)
         asyncPending.removeAll()
         closeDescriptorsLocked()
         lock.unlock()

@@ -115,6 +115,32 @@ struct CrossThread {
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "timer", "X"])
     }
 
+    @Test("T3: timer deadlines changed while the loop is awake reach the timerfd before it sleeps")
+    func timerDeadlinesSyncedBeforeEachWait() throws {
+        let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
+        let trace = Trace()
+        loop.add(LoopSource(label: "idle") {}, mode: .default)
+        // Each fire moves the deadline on the loop thread (no system call then); every later
+        // fire needs a blocking wait on the timerfd, so a deadline not armed before the wait
+        // would sleep until the 10 s safety timeout.
+        let repeating = try LoopTimer(after: 0.002, clock: loop.clock, interval: 0.002, label: "tick") { _ in
+            trace.add("tick")
+            if trace.all.count == 3 { loop.stop() }
+        }
+        loop.add(repeating, mode: .default)
+        // A one-shot added, then removed, while the loop is awake: its earlier deadline must
+        // not stay armed either (it would wake the wait for nothing).
+        let oneShot = try LoopTimer(after: 0.001, clock: loop.clock, label: "removed") { _ in trace.add("removed") }
+        loop.add(oneShot, mode: .default)
+        loop.remove(oneShot, mode: .default)
+        let passes = loop.passCount
+        #expect(loop.run(mode: .default, timeout: 10) == .stopped)
+        #expect(trace.all == ["tick", "tick", "tick"])
+        // One pass per tick: no wake-up with nothing to do (no L-g).
+        #expect(loop.passCount - passes == 3)
+    }
+
     @Test("S5: a source added and signalled while the loop sleeps, then wakeUp")
     func sourceAddedWhileAsleep() {
         let loop = Loop(clock: MonotonicClock.shared)

@@ -178,6 +178,55 @@ struct PassRules {
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "q", "X"])
     }
 
+    @Test("L1 a nested run inside the async drain neither services nor spins on queued work; the queue is served again afterwards")
+    func l1NestedRunInsideDrain() {
+        let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
+        let trace = Trace()
+        // An idle port keeps the mode from being finished and makes every wait an epoll wait
+        // (a mode without ports or fds waits without a system call).
+        loop.add(LoopPortSource(label: "idle") { _ in }, mode: .default)
+        // First a run that services the queue, so its descriptor is in the default mode's set.
+        loop.async(label: "first") { trace.add("first") }
+        #expect(loop.run(mode: .default, timeout: 0.5, returnAfterSourceHandled: true) == .handledSource)
+        let nested = Trace()
+        loop.async(label: "outer") {
+            trace.add("outer")
+            // Queued work makes the async descriptor readable during the nested run.
+            loop.async(label: "inner") { trace.add("inner") }
+            let passes = loop.passCount
+            let start = clock.now
+            nested.add("\(loop.run(mode: .default, timeout: 0.5))")
+            // One sleeping pass that jumped to the timeout: no pass woke for the queue.
+            nested.add("passes \(loop.passCount - passes)")
+            nested.add("waited \((clock.now - start) / ms) ms")
+        }
+        #expect(loop.run(mode: .default, timeout: 0.5, returnAfterSourceHandled: true) == .handledSource)
+        #expect(nested.all == ["timedOut", "passes 1", "waited 500 ms"])
+        #expect(trace.all == ["first", "outer"])
+        // The outer level serves the queue again: the descriptor is back in the set.
+        let start = clock.now
+        #expect(loop.run(mode: .default, timeout: 0.5, returnAfterSourceHandled: true) == .handledSource)
+        #expect(trace.all == ["first", "outer", "inner"])
+        #expect(clock.now == start)
+    }
+
+    @Test("L0 L1 are decided after Entry: an Entry observer that makes the mode common gets the async queue serviced in this run")
+    func l1DecidedAfterEntry() {
+        let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
+        let trace = Trace()
+        let other: Loop.Mode = "Other"
+        loop.add(LoopSource {}, mode: other)
+        loop.add(LoopObserver(activities: .entry, label: "entry") { _, _ in
+            trace.add("E")
+            loop.addCommonMode(other)
+        }, mode: other)
+        loop.async(label: "q") { trace.add("q") }
+        #expect(loop.run(mode: other, timeout: 0.5, returnAfterSourceHandled: true) == .handledSource)
+        #expect(trace.all == ["E", "q"])
+    }
+
     @Test("L2 timeouts: ≤ 0 polls once, beyond the interval limit (or infinity) waits for work")
     func l2() throws {
         let (loop, clock) = virtualLoop()

@@ -323,6 +323,32 @@ struct ModeRules {
 
 @Suite("WakeRules")
 struct WakeRules {
+    @Test("W3 L-g: a wake-up decided for an earlier run whose eventfd write lands late does not wake a later run")
+    func lateWakeUpWriteIsStale() {
+        let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
+        let trace = Trace()
+        recordActivities(loop, trace)
+        // An idle port makes the wait an epoll wait on the wake eventfd.
+        loop.add(LoopPortSource(label: "idle") { _ in }, mode: .default)
+        #expect(loop.run(mode: .default, timeout: 0.01) == .timedOut)
+        // What wakeUp() leaves when its write is delayed past the end of the run it decided
+        // for: the record (consumed by the next pass top as stale), then the write itself.
+        let earlierSerial = loop.storage.pointee.runSerial
+        loop.lock.withLock {
+            loop.wakePending = false
+            loop.wakeSerial = earlierSerial
+        }
+        _ = rlk_eventfd_signal(loop.wakeFD)
+        trace.reset()
+        let passes = loop.passCount
+        let start = clock.now
+        #expect(loop.run(mode: .default, timeout: 0.5) == .timedOut)
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "X"])
+        #expect(loop.passCount - passes == 1)
+        #expect(clock.now - start == 500 * ms)
+    }
+
     @Test("W1 stop() is ignored when not running and stops only the innermost run")
     func w1() {
         let (loop, _) = virtualLoop()
