@@ -21,7 +21,7 @@ let package = Package(
         // One pthread mutex for every module (ThreadSanitizer sees it, unlike Synchronization.Mutex).
         .target(name: "PThreadLocking"),
         // The three pillars; none imports another.
-        .target(name: "RunLoopCore", dependencies: ["CRunLoopShims"]),
+        .target(name: "RunLoopCore", dependencies: ["CRunLoopShims", "PThreadLocking"]),
         .target(name: "Autorelease", dependencies: ["PThreadLocking"]),
         .target(name: "Transactions", dependencies: ["PThreadLocking"]),
         // Tracing, memory probe, lag monitor, exporters.

@@ -4,13 +4,13 @@
 // summed on demand through a registry.
 
 #if canImport(Glibc)
-import PThreadLocking
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PThreadLocking
 import Synchronization
 
 let threadStateKey: pthread_key_t = {

@@ -5,11 +5,12 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PThreadLocking
 
 /// One-time diagnostics on stderr, as CF logs misuse once and carries on.
 enum Diagnostics {
     nonisolated(unsafe) private static var emitted: Set<String> = []  // guarded by `lock`
-    private static let lock = Lock()
+    private static let lock = PThreadMutex()
 
     /// Prints `message` once per `key` for the whole process; returns whether it printed.
     @discardableResult

@@ -1,3 +1,4 @@
+import PThreadLocking
 import Synchronization
 
 /// Process-wide counters: unique item ids (epoll tokens) and source0 signal order.
@@ -23,7 +24,7 @@ final class ItemCore: @unchecked Sendable {  // every var is guarded by `lock`
         var count: Int
     }
 
-    let lock = Lock()
+    let lock = PThreadMutex()
     let id = Sequence.itemID()
     /// Observers, timers, ports and fd sources live in one loop (O2, T2); sources0 may be in
     /// several (S5).

@@ -1,3 +1,4 @@
+import PThreadLocking
 import CRunLoopShims
 import Synchronization
 #if canImport(Glibc)
@@ -25,7 +26,7 @@ public final class Loop: @unchecked Sendable {
     // "loop thread", which only the owning thread touches (the run functions are confined to
     // it by a precondition), and `eventSink` / `calloutInterceptor` (see their docs).
 
-    let lock = Lock()
+    let lock = PThreadMutex()
     /// The loop's clock: real monotonic time, or a virtual clock whose waits jump.
     public let clock: LoopClock
     let virtualClock: VirtualClock?

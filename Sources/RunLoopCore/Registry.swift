@@ -1,3 +1,4 @@
+import PThreadLocking
 import CRunLoopShims
 #if canImport(Glibc)
 import Glibc
@@ -103,7 +104,7 @@ final class LoopRegistry: @unchecked Sendable {  // `loops` and `main` are guard
     static let shared = LoopRegistry()
 
     let key: pthread_key_t
-    private let lock = Lock()
+    private let lock = PThreadMutex()
     private var loops: [UInt: Loop] = [:]
     private var main: Loop?
 

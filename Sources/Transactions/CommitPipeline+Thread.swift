@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import PThreadLocking
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PThreadLocking
 
 /// The thread-local slot holding each thread's pipeline (retained). Its destructor runs at thread
 /// exit: it warns about an uncommitted transaction and releases everything, so nothing leaks.

@@ -1,3 +1,4 @@
+import PThreadLocking
 @testable import RunLoopCore
 import CRunLoopShims
 #if canImport(Glibc)
@@ -6,7 +7,7 @@ import Glibc
 
 /// A thread-safe list of strings: activities (E, BT, …) and callout labels, in call order.
 final class Trace: @unchecked Sendable {  // `items` is guarded by `lock`
-    private let lock = Lock()
+    private let lock = PThreadMutex()
     private var items: [String] = []
 
     func add(_ item: String) { lock.withLock { items.append(item) } }
@@ -117,7 +118,7 @@ final class BackgroundThread: @unchecked Sendable {  // `thread` is written once
 /// A one-shot signal between threads (eventfd based, so TSan sees the ordering through the
 /// pthread mutex below).
 final class Flag: @unchecked Sendable {  // `value` is guarded by `lock`
-    private let lock = Lock()
+    private let lock = PThreadMutex()
     private var value = false
     func set() { lock.withLock { value = true } }
     var isSet: Bool { lock.withLock { value } }
