@@ -365,19 +365,20 @@ public final class CommitPipeline {
         frameNumber += 1
         // The records move into the snapshot; records made from here on (say, a layoutIfNeeded in
         // an after-commit hook) start the next commit's, in last commit's emptied buffers.
-        var laidOut = spareLaidOutRecord
-        var displayed = spareDisplayedRecord
-        spareLaidOutRecord = []
-        spareDisplayedRecord = []
+        // Only swaps: each buffer changes hands by a move, never by a copy (retain + release).
+        var laidOut: [LayerIdentity] = []
+        var displayed: [DisplayedLayer] = []
         swap(&laidOut, &laidOutRecord)
         swap(&displayed, &displayedRecord)
+        swap(&laidOutRecord, &spareLaidOutRecord)
+        swap(&displayedRecord, &spareDisplayedRecord)
         deliverSnapshot(reason: reason, laidOut: laidOut, displayed: displayed, deferred: deferred, startTime: startTime)
         // The snapshot is gone unless the sink kept it: then emptying allocates a fresh buffer, as
         // it always did; otherwise the buffers are reused without a malloc.
         laidOut.removeAll(keepingCapacity: true)
         displayed.removeAll(keepingCapacity: true)
-        spareLaidOutRecord = laidOut
-        spareDisplayedRecord = displayed
+        swap(&laidOut, &spareLaidOutRecord)
+        swap(&displayed, &spareDisplayedRecord)
 
         phase = .completions
         runCompletions()

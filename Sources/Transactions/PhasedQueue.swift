@@ -112,12 +112,16 @@ public final class PhasedQueue<Key: Hashable> {
         var members: Set<Key> = []       // every key waiting anywhere in this phase (hashed membership)
         /// Rounds per drain, from `phase.reentrancy` (read once, not switched on every run).
         let maxRounds: Int
+        /// `phase.order`'s rank function, unpacked: binding it out of the enum on every round
+        /// would retain and release its context.
+        let rankOf: ((Key) -> Int)?
         init(_ phase: Phase) {
             self.phase = phase
             switch phase.reentrancy {
             case let .nextRound(cap): maxRounds = cap
             case .nextDrain: maxRounds = 1
             }
+            if case let .rank(rank) = phase.order { rankOf = rank } else { rankOf = nil }
         }
     }
 
@@ -136,6 +140,8 @@ public final class PhasedQueue<Key: Hashable> {
     /// -1: drain started, no phase yet; nil: not draining.
     @exclusivity(unchecked) private(set) var drainingPhase: Int?
     @exclusivity(unchecked) private var waitingCount = 0
+    /// Entries in every phase's `deferred` array; `endDrain` has nothing to move when it is 0.
+    @exclusivity(unchecked) private var deferredCount = 0
 
     /// Creates a queue with `phases` (at least one), run in this order.
     /// - Parameter membership: nil (default) hashes keys; see `Membership.external`.
@@ -228,6 +234,7 @@ public final class PhasedQueue<Key: Hashable> {
             state.pending.append(entry)
         } else {
             state.deferred.append(entry)
+            deferredCount += 1
         }
         return true
     }
@@ -287,7 +294,7 @@ public final class PhasedQueue<Key: Hashable> {
             // needs no reload or retain of the class's storage around each `perform` callout.
             var batch: [Entry] = []
             swap(&state.pending, &batch)
-            sort(&batch, by: state.phase.order)
+            sort(&batch, of: state)
             // Shared (not copied) with `state.batch` so that `removeAll()` called from a handler
             // still sees the running round and un-registers its keys, which then are skipped.
             state.batch = batch
@@ -314,6 +321,9 @@ public final class PhasedQueue<Key: Hashable> {
     public func endDrain() {
         precondition(drainingPhase != nil, "PhasedQueue.endDrain() without beginDrain()")
         drainingPhase = nil
+        // Usually nothing was deferred: then not even the states are visited.
+        guard deferredCount != 0 else { return }
+        deferredCount = 0
         for state in states where !state.deferred.isEmpty {
             state.pending.append(contentsOf: state.deferred)
             state.deferred.removeAll(keepingCapacity: true)
@@ -342,19 +352,22 @@ public final class PhasedQueue<Key: Hashable> {
             state.members.removeAll()
         }
         waitingCount = 0
+        deferredCount = 0
     }
 
     @inline(__always)
-    private func sort(_ entries: inout [Entry], by order: Order) {
+    private func sort(_ entries: inout [Entry], of state: PhaseState) {
         guard entries.count > 1 else { return }
-        switch order {
-        case .enqueueOrder:
+        if let rankOf = state.rankOf {
+            for index in entries.indices { entries[index].depth = rankOf(entries[index].key) }
+            sortByDepthUnlessSorted(&entries)
+            return
+        }
+        switch state.phase.order {
+        case .enqueueOrder, .rank:
             return
         case .depth:
             // Swift's sort is stable, so equal depths keep enqueue order.
-            sortByDepthUnlessSorted(&entries)
-        case let .rank(rankOf):
-            for index in entries.indices { entries[index].depth = rankOf(entries[index].key) }
             sortByDepthUnlessSorted(&entries)
         case let .custom(areInIncreasingOrder):
             entries.sort { areInIncreasingOrder($0.key, $1.key) }
