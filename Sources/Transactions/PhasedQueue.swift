@@ -359,7 +359,11 @@ public final class PhasedQueue<Key: Hashable> {
     private func sort(_ entries: inout [Entry], of state: PhaseState) {
         guard entries.count > 1 else { return }
         if let rankOf = state.rankOf {
-            for index in entries.indices { entries[index].depth = rankOf(entries[index].key) }
+            // Through a buffer pointer: `entries[index] = …` would check uniqueness per entry.
+            // `entries` is this round's local array, which `rankOf` cannot reach.
+            entries.withUnsafeMutableBufferPointer { buffer in
+                for index in buffer.indices { buffer[index].depth = rankOf(buffer[index].key) }
+            }
             sortByDepthUnlessSorted(&entries)
             return
         }
