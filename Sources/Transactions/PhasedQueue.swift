@@ -298,15 +298,19 @@ public final class PhasedQueue<Key: Hashable> {
             // Shared (not copied) with `state.batch` so that `removeAll()` called from a handler
             // still sees the running round and un-registers its keys, which then are skipped.
             state.batch = batch
-            for entry in batch {
-                // Removed from the members just before it runs: a re-enqueue by its own handler (or
-                // a later one) is new work, while a re-enqueue of a key still waiting in this round
-                // is coalesced into it.
-                let key = entry.key
-                guard removeMember(key, state, phase) else { continue }
-                waitingCount -= 1
-                report.performed += 1
-                perform(phase, key)
+            // Through a buffer pointer: a `for … in batch` loop would retain and release the array
+            // (the local is mutated after it). The local keeps the buffer alive meanwhile.
+            batch.withUnsafeBufferPointer { entries in
+                for entry in entries {
+                    // Removed from the members just before it runs: a re-enqueue by its own handler
+                    // (or a later one) is new work, while a re-enqueue of a key still waiting in this
+                    // round is coalesced into it.
+                    let key = entry.key
+                    guard removeMember(key, state, phase) else { continue }
+                    waitingCount -= 1
+                    report.performed += 1
+                    perform(phase, key)
+                }
             }
             // Keep the emptied buffer for the next round's `pending`, unless `perform` already
             // started a new one there (re-entrant work).
