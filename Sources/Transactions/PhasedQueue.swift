@@ -126,6 +126,9 @@ public final class PhasedQueue<Key: Hashable> {
     }
 
     let states: [PhaseState]
+    /// The same states, unretained: `runPhase` borrows its state through this (`states` keeps
+    /// them alive as long as the queue) instead of retaining and releasing it on every run.
+    private let unretainedStates: [Unmanaged<PhaseState>]
     // Unpacked from `Membership` into plain `let`s: reading a `let` closure of `self` borrows it,
     // while binding an optional struct of closures copies (retains) all three on every call.
     private let hasExternalMembership: Bool
@@ -158,6 +161,7 @@ public final class PhasedQueue<Key: Hashable> {
             }
         }
         states = phases.map { PhaseState($0) }
+        unretainedStates = states.map { Unmanaged.passUnretained($0) }
     }
 
     /// The phases, in run order.
@@ -281,7 +285,13 @@ public final class PhasedQueue<Key: Hashable> {
         }
         precondition(phase > running, "PhasedQueue.runPhase(\(phase)): phases run in increasing order (last was \(running))")
         drainingPhase = phase
-        let state = states[checked(phase)]
+        return unretainedStates[checked(phase)]._withUnsafeGuaranteedRef { state in
+            runRounds(of: state, phase, perform)
+        }
+    }
+
+    @inline(__always)
+    private func runRounds(of state: PhaseState, _ phase: Int, _ perform: (_ phase: Int, _ key: Key) -> Void) -> PhaseReport {
         var report = PhaseReport()
         let maxRounds = state.maxRounds
         while !state.pending.isEmpty {
