@@ -1,4 +1,3 @@
-import PThreadLocking
 import RunLoopCore
 
 /// Forwards every loop event to several sinks, in order (a loop has one `eventSink`).
@@ -17,60 +16,50 @@ public final class LoopEventFanout: LoopEventSink {
 }
 
 /// Lets several interceptors share a loop's single `calloutInterceptor` slot (per-callout pools,
-/// flush-if-too-late, the lag monitor): `willCallOut` runs in insertion order and `didCallOut` in
-/// reverse, so they nest like brackets. Use `loop.addCalloutInterceptor(_:)` rather than
-/// building one by hand.
+/// flush-if-too-late, the lag monitor): `willCallOut` runs in order and `didCallOut` in reverse,
+/// so they nest like brackets. Immutable: `loop.addCalloutInterceptor(_:)` installs a new chain,
+/// so a callout walks a plain array with no lock (the slot itself is set before the loop runs or
+/// on its thread, as `Loop.calloutInterceptor` requires).
 ///
 /// ```swift
 /// loop.addCalloutInterceptor(perCalloutPools)
 /// loop.addCalloutInterceptor(lagMonitor)
 /// ```
-public final class LoopCalloutInterceptorChain: LoopCalloutInterceptor, @unchecked Sendable {
-    // `members` is guarded by `lock`; each callout iterates a snapshot, so an interceptor may be
-    // added or removed from another thread while the loop runs.
-    private let lock = PThreadMutex()
-    private var members: [any LoopCalloutInterceptor]
-
-    public init(_ interceptors: [any LoopCalloutInterceptor] = []) { members = interceptors }
-
+public final class LoopCalloutInterceptorChain: LoopCalloutInterceptor {
     /// The interceptors, in call order.
-    public var interceptors: [any LoopCalloutInterceptor] { lock.withLock { members } }
+    public let interceptors: [any LoopCalloutInterceptor]
 
-    /// Appends an interceptor; it sees callouts from the next one on.
-    public func append(_ interceptor: any LoopCalloutInterceptor) {
-        lock.withLock { members.append(interceptor) }
-    }
-
-    /// Removes an interceptor (by identity).
-    public func remove(_ interceptor: any LoopCalloutInterceptor) {
-        lock.withLock { members.removeAll { $0 === interceptor } }
-    }
+    public init(_ interceptors: [any LoopCalloutInterceptor]) { self.interceptors = interceptors }
 
     public func willCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) {
-        for member in lock.withLock({ members }) { member.willCallOut(kind, label: label, loop: loop) }
+        for interceptor in interceptors { interceptor.willCallOut(kind, label: label, loop: loop) }
     }
 
     public func didCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) {
-        for member in lock.withLock({ members }).reversed() { member.didCallOut(kind, label: label, loop: loop) }
+        for interceptor in interceptors.reversed() { interceptor.didCallOut(kind, label: label, loop: loop) }
     }
 }
 
 extension Loop {
-    /// Adds an interceptor beside any already installed, through a `LoopCalloutInterceptorChain`.
+    /// Adds an interceptor beside any already installed (through a `LoopCalloutInterceptorChain`).
+    /// Like `calloutInterceptor`, call it before running the loop or on the loop's own thread.
     public func addCalloutInterceptor(_ interceptor: any LoopCalloutInterceptor) {
+        let existing: [any LoopCalloutInterceptor]
         if let chain = calloutInterceptor as? LoopCalloutInterceptorChain {
-            chain.append(interceptor)
-        } else if let existing = calloutInterceptor {
-            calloutInterceptor = LoopCalloutInterceptorChain([existing, interceptor])
+            existing = chain.interceptors
+        } else if let single = calloutInterceptor {
+            existing = [single]
         } else {
-            calloutInterceptor = LoopCalloutInterceptorChain([interceptor])
+            existing = []
         }
+        calloutInterceptor = existing.isEmpty ? interceptor : LoopCalloutInterceptorChain(existing + [interceptor])
     }
 
     /// Removes an interceptor added with `addCalloutInterceptor(_:)` (or set directly).
     public func removeCalloutInterceptor(_ interceptor: any LoopCalloutInterceptor) {
         if let chain = calloutInterceptor as? LoopCalloutInterceptorChain {
-            chain.remove(interceptor)
+            let rest = chain.interceptors.filter { $0 !== interceptor }
+            calloutInterceptor = rest.count == 1 ? rest[0] : (rest.isEmpty ? nil : LoopCalloutInterceptorChain(rest))
         } else if calloutInterceptor === interceptor {
             calloutInterceptor = nil
         }

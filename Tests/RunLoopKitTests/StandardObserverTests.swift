@@ -58,3 +58,33 @@ struct StandardObserverTests {
         #expect(log.entries.filter { $0 == "layout" }.count == 1, "marks coalesce into one layout")
     }
 }
+
+@Suite("Callout interceptors")
+struct CalloutInterceptorTests {
+    /// Logs its calls as "name>" before and "<name" after each callout.
+    final class Bracket: LoopCalloutInterceptor, @unchecked Sendable {
+        // Called only on the loop's thread, which is the test's thread.
+        let name: String
+        let log: CalloutLog
+        init(_ name: String, _ log: CalloutLog) { self.name = name; self.log = log }
+        func willCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) { log.note("\(name)>") }
+        func didCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) { log.note("<\(name)") }
+    }
+
+    @Test("added interceptors nest like brackets and removing one leaves the others")
+    func chainNestsAndRemoves() {
+        let loop = Loop(clock: VirtualClock())
+        let log = CalloutLog()
+        let a = Bracket("a", log), b = Bracket("b", log)
+        loop.addCalloutInterceptor(a)
+        loop.addCalloutInterceptor(b)
+        loop.perform(label: "one") { log.note("one") }
+        loop.run(mode: .default, timeout: 0)
+        #expect(log.entries == ["a>", "b>", "one", "<b", "<a"])
+        loop.removeCalloutInterceptor(a)
+        #expect(loop.calloutInterceptor === b)
+        loop.removeCalloutInterceptor(b)
+        #expect(loop.calloutInterceptor == nil)
+        loop.tearDown()
+    }
+}
