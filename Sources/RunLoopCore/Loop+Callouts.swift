@@ -16,7 +16,7 @@ extension Loop {
 
     /// Whether an event sink is installed (test it before building an event's arguments).
     @inline(__always)
-    var hasSink: Bool { storage.pointee.eventSink != nil }
+    var hasSink: Bool { eventSink != nil }
 
     /// Every callout goes through here (lock released): begin event, `willCallOut`, the item's
     /// code, `didCallOut`, end event. The interceptor runs INSIDE the callout's span, so work it
@@ -25,7 +25,7 @@ extension Loop {
     @inline(__always)
     func callOut(_ kind: LoopEvent.Callout, _ label: String, _ mode: Loop.Mode, _ body: () -> Void) {
         // The common case, nothing installed: no existential is loaded or retained.
-        guard storage.pointee.calloutInterceptor != nil || storage.pointee.eventSink != nil else {
+        guard calloutInterceptor != nil || eventSink != nil else {
             body()
             return
         }
@@ -98,8 +98,8 @@ extension Loop {
         // change another thread makes meanwhile counts as made after this notification.
         if state.observersVersion.load(ordering: .acquiring) != scratch.pointee.observersHeldVersion {
             lock.lock()
-            if !sameBuffer(scratch.pointee.observersHeld, state.storage.pointee.observers) {
-                scratch.pointee.observersHeld = state.storage.pointee.observers
+            if !sameBuffer(scratch.pointee.observersHeld, state.observers) {
+                scratch.pointee.observersHeld = state.observers
             }
             scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
             lock.unlock()

@@ -38,88 +38,46 @@ public final class Loop: @unchecked Sendable {
     /// Registry loops are torn down at thread exit (W6); detached loops at deinit.
     let isRegistered: Bool
 
-    /// The mutable state below lives behind a pointer: Swift checks exclusive access to class
-    /// `var` properties at run time, which cost a third of a pass's instructions; access through
-    /// `storage` is guarded by `lock` (or confined to the loop thread) instead.
-    let storage: UnsafeMutablePointer<LoopState>
+    // Mutable state. `@exclusivity(unchecked)`: Swift's run-time exclusivity checks on class
+    // properties cost a third of a pass's instructions; access is guarded by `lock` (or confined
+    // to the loop thread) instead.
 
-    var wakeFD: Int32 {
-        _read { yield storage.pointee.wakeFD }
-        _modify { yield &storage.pointee.wakeFD }
-    }
-    var wakeSerial: UInt64 {
-        _read { yield storage.pointee.wakeSerial }
-        _modify { yield &storage.pointee.wakeSerial }
-    }
-    var runSerial: UInt64 {
-        _read { yield storage.pointee.runSerial }
-        _modify { yield &storage.pointee.runSerial }
-    }
+    /// CF's `_wakeUpPort`: an eventfd in every mode's epoll set.
+    @exclusivity(unchecked) var wakeFD: Int32 = -1
+    /// Which run (`RunFrame.serial`) wrote the pending wake-up.
+    @exclusivity(unchecked) var wakeSerial: UInt64 = 0
+    /// Serial numbers for runs, so a pass can tell its own wake-ups from stale ones.
+    @exclusivity(unchecked) var runSerial: UInt64 = 0
+    @exclusivity(unchecked) var modes: [Loop.Mode: ModeState] = [:]
+    @exclusivity(unchecked) var modeOrder: [Loop.Mode] = []
+    /// The last mode looked up by name: runs and performs usually name the same mode again.
+    /// Unretained: `modes` keeps every mode for the loop's lifetime (modes are never removed, M1).
+    @exclusivity(unchecked) var lastLookup: Unmanaged<ModeState>?
+    @exclusivity(unchecked) var commonModeNames: Set<Loop.Mode> = [.default]  // M2
+    @exclusivity(unchecked) var commonItems = CommonItems()
+    @exclusivity(unchecked) var blocks: [PendingBlock] = []
+    /// frames[0] is the base per-run data with `ignoreWakeUps` set (W3: wake-ups are ignored
+    /// when the loop is not running); each run pushes frames[depth] (R5).
+    @exclusivity(unchecked) var frames: [RunFrame] = []
+    @exclusivity(unchecked) var depth = 0
+    /// The innermost run's mode; unretained like `lastLookup`.
+    @exclusivity(unchecked) var runningMode: Unmanaged<ModeState>?
+    @exclusivity(unchecked) var sleeping = false
+    @exclusivity(unchecked) var tornDown = false
+    /// Non-main loops: the async queue (an eventfd readable while `asyncPending` is non-empty).
+    @exclusivity(unchecked) var asyncFD: Int32 = -1
+    @exclusivity(unchecked) var asyncPending: [AsyncWork] = []
+    /// Depth of async-queue drains in progress (CF's `__CFTSDKeyIsInGCDMainQ`; only the owner
+    /// thread drains, so a per-loop counter is that thread's flag).
+    @exclusivity(unchecked) var insideAsyncDrain = 0
+    /// Main loop: libdispatch's main-queue eventfd, fetched on first need (loop thread).
+    @exclusivity(unchecked) var dispatchFD: Int32 = -1
+
     /// The wake eventfd was written and not yet read; lets a pass skip the read otherwise.
     /// Written under `lock`; atomic so the top of a pass can test it without the lock.
     var wakePending: Bool {
         get { wakePendingFlag.load(ordering: .acquiring) }
         set { wakePendingFlag.store(newValue, ordering: .releasing) }
-    }
-    var modes: [Loop.Mode: ModeState] {
-        _read { yield storage.pointee.modes }
-        _modify { yield &storage.pointee.modes }
-    }
-    var modeOrder: [Loop.Mode] {
-        _read { yield storage.pointee.modeOrder }
-        _modify { yield &storage.pointee.modeOrder }
-    }
-    var lastLookup: Unmanaged<ModeState>? {
-        _read { yield storage.pointee.lastLookup }
-        _modify { yield &storage.pointee.lastLookup }
-    }
-    var commonModeNames: Set<Loop.Mode> {
-        _read { yield storage.pointee.commonModeNames }
-        _modify { yield &storage.pointee.commonModeNames }
-    }
-    var commonItems: CommonItems {
-        _read { yield storage.pointee.commonItems }
-        _modify { yield &storage.pointee.commonItems }
-    }
-    var blocks: [PendingBlock] {
-        _read { yield storage.pointee.blocks }
-        _modify { yield &storage.pointee.blocks }
-    }
-    var frames: [RunFrame] {
-        _read { yield storage.pointee.frames }
-        _modify { yield &storage.pointee.frames }
-    }
-    var depth: Int {
-        _read { yield storage.pointee.depth }
-        _modify { yield &storage.pointee.depth }
-    }
-    var runningMode: Unmanaged<ModeState>? {
-        _read { yield storage.pointee.runningMode }
-        _modify { yield &storage.pointee.runningMode }
-    }
-    var sleeping: Bool {
-        _read { yield storage.pointee.sleeping }
-        _modify { yield &storage.pointee.sleeping }
-    }
-    var tornDown: Bool {
-        _read { yield storage.pointee.tornDown }
-        _modify { yield &storage.pointee.tornDown }
-    }
-    var asyncFD: Int32 {
-        _read { yield storage.pointee.asyncFD }
-        _modify { yield &storage.pointee.asyncFD }
-    }
-    var asyncPending: [AsyncWork] {
-        _read { yield storage.pointee.asyncPending }
-        _modify { yield &storage.pointee.asyncPending }
-    }
-    var insideAsyncDrain: Int {
-        _read { yield storage.pointee.insideAsyncDrain }
-        _modify { yield &storage.pointee.insideAsyncDrain }
-    }
-    var dispatchFD: Int32 {
-        _read { yield storage.pointee.dispatchFD }
-        _modify { yield &storage.pointee.dispatchFD }
     }
 
     let passCounter = Atomic<UInt64>(0)
@@ -144,17 +102,11 @@ public final class Loop: @unchecked Sendable {
     /// ```swift
     /// loop.eventSink = myRecorder
     /// ```
-    public var eventSink: LoopEventSink? {
-        get { storage.pointee.eventSink }
-        set { storage.pointee.eventSink = newValue }
-    }
+    @exclusivity(unchecked) public var eventSink: LoopEventSink?
 
     /// Wraps every callout (per-callout pools, flush-if-too-late). Costs one branch when nil.
     /// Set it before running the loop or from the loop's own thread.
-    public var calloutInterceptor: LoopCalloutInterceptor? {
-        get { storage.pointee.calloutInterceptor }
-        set { storage.pointee.calloutInterceptor = newValue }
-    }
+    @exclusivity(unchecked) public var calloutInterceptor: LoopCalloutInterceptor?
 
     /// Passes of the run function (`__CFRunLoopRun`'s loop) made so far.
     public var passCount: UInt64 { passCounter.load(ordering: .relaxed) }
@@ -179,8 +131,6 @@ public final class Loop: @unchecked Sendable {
         self.ownerName = Loop.threadName(owner)
         self.isRegistered = registered
         self.isMainLoop = isMain
-        storage = .allocate(capacity: 1)
-        storage.initialize(to: LoopState())
         let fd = rlk_eventfd_create()
         precondition(fd >= 0, "Loop: eventfd failed (errno \(errno)); the process is out of file descriptors")
         wakeFD = fd
@@ -196,8 +146,6 @@ public final class Loop: @unchecked Sendable {
 
     deinit {
         if !tornDown { closeDescriptorsLocked() }
-        storage.deinitialize(count: 1)
-        storage.deallocate()
     }
 
     // MARK: Modes
@@ -348,41 +296,6 @@ public final class Loop: @unchecked Sendable {
     }
 }
 
-/// A loop's mutable state (see `Loop.storage`).
-struct LoopState {
-    /// CF's `_wakeUpPort`: an eventfd in every mode's epoll set.
-    var wakeFD: Int32 = -1
-    /// Which run (`RunFrame.serial`) wrote the pending wake-up.
-    var wakeSerial: UInt64 = 0
-    /// Serial numbers for runs, so a pass can tell its own wake-ups from stale ones.
-    var runSerial: UInt64 = 0
-    var modes: [Loop.Mode: ModeState] = [:]
-    var modeOrder: [Loop.Mode] = []
-    /// The last mode looked up by name: runs and performs usually name the same mode again.
-    /// Unretained: `modes` keeps every mode for the loop's lifetime (modes are never removed, M1).
-    var lastLookup: Unmanaged<ModeState>?
-    var commonModeNames: Set<Loop.Mode> = [.default]  // M2
-    var commonItems = CommonItems()
-    var blocks: [PendingBlock] = []
-    /// frames[0] is the base per-run data with `ignoreWakeUps` set (W3: wake-ups are ignored
-    /// when the loop is not running); each run pushes frames[depth] (R5).
-    var frames: [RunFrame] = []
-    var depth = 0
-    /// The innermost run's mode; unretained like `lastLookup`.
-    var runningMode: Unmanaged<ModeState>?
-    var sleeping = false
-    var tornDown = false
-    /// Non-main loops: the async queue (an eventfd readable while `asyncPending` is non-empty).
-    var asyncFD: Int32 = -1
-    var asyncPending: [AsyncWork] = []
-    /// Depth of async-queue drains in progress (CF's `__CFTSDKeyIsInGCDMainQ`; only the owner
-    /// thread drains, so a per-loop counter is that thread's flag).
-    var insideAsyncDrain = 0
-    /// Main loop: libdispatch's main-queue eventfd, fetched on first need (loop thread).
-    var dispatchFD: Int32 = -1
-    var eventSink: LoopEventSink?
-    var calloutInterceptor: LoopCalloutInterceptor?
-}
 
 /// Items added to `.common` (CF's `_commonModeItems`).
 struct CommonItems {

@@ -33,71 +33,29 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// Bumped under the loop's lock with every change of `observers` (`observersChanged`), so
     /// a notification whose snapshot is still current skips the lock (see `doObservers`).
     let observersVersion = Atomic<UInt64>(1)
-    /// Mutable state behind a pointer (no run-time exclusivity checks; see `Loop.storage`).
-    let storage: UnsafeMutablePointer<State>
 
-    struct State {
-        /// `stop(mode:)` is sticky until a run of this mode consumes it (W2).
-        var stopped = false
-        /// Whether the mode is one of the loop's common modes (cached from `commonModeNames`).
-        var isCommon = false
-        var sources0: [LoopSource] = []
-        var ports: [UInt64: LoopPortSource] = [:]
-        var files: [UInt64: LoopFileSource] = [:]
-        /// Sorted by `order`, ties in insertion order (O1).
-        var observers: [LoopObserver] = []
-        /// Sorted by fire date, ties in insertion order (T2).
-        var timers: [LoopTimer] = []
-        /// When the mode's timer descriptor fires (`.max` = disarmed); see `rearm` (T3, T8).
-        var armedDeadline: LoopInstant = .max
-        /// The async queue's descriptor while it is in `epollFD`, else -1 (L1, see
-        /// `Loop.asyncPortForRun`). Loop thread, under the lock.
-        var asyncInSet: Int32 = -1
-        /// Real clock: the deadline the timerfd is actually armed at (`.max` = disarmed). It
-        /// lags `armedDeadline` while nobody waits on the set; see `rearm` and `syncTimerFD`.
-        var kernelDeadline: LoopInstant = .max
-    }
+    // Mutable state, guarded by the owning loop's lock; `@exclusivity(unchecked)` because the
+    // run-time exclusivity checks cost more than the work on the pass (see `Loop`).
+    /// `stop(mode:)` is sticky until a run of this mode consumes it (W2).
+    @exclusivity(unchecked) var stopped = false
+    /// Whether the mode is one of the loop's common modes (cached from `commonModeNames`).
+    @exclusivity(unchecked) var isCommon = false
+    @exclusivity(unchecked) var sources0: [LoopSource] = []
+    @exclusivity(unchecked) var ports: [UInt64: LoopPortSource] = [:]
+    @exclusivity(unchecked) var files: [UInt64: LoopFileSource] = [:]
+    /// Sorted by `order`, ties in insertion order (O1).
+    @exclusivity(unchecked) var observers: [LoopObserver] = []
+    /// Sorted by fire date, ties in insertion order (T2).
+    @exclusivity(unchecked) var timers: [LoopTimer] = []
+    /// When the mode's timer descriptor fires (`.max` = disarmed); see `rearm` (T3, T8).
+    @exclusivity(unchecked) var armedDeadline: LoopInstant = .max
+    /// The async queue's descriptor while it is in `epollFD`, else -1 (L1, see
+    /// `Loop.asyncPortForRun`). Loop thread, under the lock.
+    @exclusivity(unchecked) var asyncInSet: Int32 = -1
+    /// Real clock: the deadline the timerfd is actually armed at (`.max` = disarmed). It
+    /// lags `armedDeadline` while nobody waits on the set; see `rearm` and `syncTimerFD`.
+    @exclusivity(unchecked) var kernelDeadline: LoopInstant = .max
 
-    var stopped: Bool {
-        _read { yield storage.pointee.stopped }
-        _modify { yield &storage.pointee.stopped }
-    }
-    var isCommon: Bool {
-        _read { yield storage.pointee.isCommon }
-        _modify { yield &storage.pointee.isCommon }
-    }
-    var sources0: [LoopSource] {
-        _read { yield storage.pointee.sources0 }
-        _modify { yield &storage.pointee.sources0 }
-    }
-    var ports: [UInt64: LoopPortSource] {
-        _read { yield storage.pointee.ports }
-        _modify { yield &storage.pointee.ports }
-    }
-    var files: [UInt64: LoopFileSource] {
-        _read { yield storage.pointee.files }
-        _modify { yield &storage.pointee.files }
-    }
-    var observers: [LoopObserver] {
-        _read { yield storage.pointee.observers }
-        _modify { yield &storage.pointee.observers }
-    }
-    var timers: [LoopTimer] {
-        _read { yield storage.pointee.timers }
-        _modify { yield &storage.pointee.timers }
-    }
-    var armedDeadline: LoopInstant {
-        _read { yield storage.pointee.armedDeadline }
-        _modify { yield &storage.pointee.armedDeadline }
-    }
-    var kernelDeadline: LoopInstant {
-        _read { yield storage.pointee.kernelDeadline }
-        _modify { yield &storage.pointee.kernelDeadline }
-    }
-    var asyncInSet: Int32 {
-        _read { yield storage.pointee.asyncInSet }
-        _modify { yield &storage.pointee.asyncInSet }
-    }
     let epollFD: Int32
     let timerFD: Int32
     let virtualClock: Bool
@@ -105,19 +63,12 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     init(mode: Loop.Mode, wakeFD: Int32, virtualClock: Bool) {
         self.mode = mode
         self.virtualClock = virtualClock
-        storage = .allocate(capacity: 1)
-        storage.initialize(to: State())
         epollFD = rlk_epoll_create()
         timerFD = virtualClock ? rlk_eventfd_create() : rlk_timerfd_create()
         precondition(epollFD >= 0 && timerFD >= 0,
                      "Loop: cannot create the descriptors of mode '\(mode.name)' (errno \(errno)); the process is out of file descriptors")
         _ = rlk_epoll_add(epollFD, wakeFD, 1, WaitToken.wake, 0)
         _ = rlk_epoll_add(epollFD, timerFD, 1, WaitToken.timer, 0)
-    }
-
-    deinit {
-        storage.deinitialize(count: 1)
-        storage.deallocate()
     }
 
     /// Closes the mode's descriptors (loop teardown).

@@ -334,7 +334,7 @@ struct WakeRules {
         #expect(loop.run(mode: .default, timeout: 0.01) == .timedOut)
         // What wakeUp() leaves when its write is delayed past the end of the run it decided
         // for: the record (consumed by the next pass top as stale), then the write itself.
-        let earlierSerial = loop.storage.pointee.runSerial
+        let earlierSerial = loop.runSerial
         loop.lock.withLock {
             loop.wakePending = false
             loop.wakeSerial = earlierSerial
