@@ -20,9 +20,11 @@ let package = Package(
         .target(name: "CRunLoopShims", linkerSettings: [.linkedLibrary("dispatch", .when(platforms: [.linux]))]),
         // One pthread mutex for every module (ThreadSanitizer sees it, unlike Synchronization.Mutex).
         .target(name: "PThreadLocking"),
+        // The autorelease pool's thread-local hot-page word (a C `_Thread_local`).
+        .target(name: "CPoolThreadWord"),
         // The three pillars; none imports another.
         .target(name: "RunLoopCore", dependencies: ["CRunLoopShims", "PThreadLocking"]),
-        .target(name: "Autorelease", dependencies: ["PThreadLocking"]),
+        .target(name: "Autorelease", dependencies: ["CPoolThreadWord", "PThreadLocking"]),
         .target(name: "Transactions", dependencies: ["PThreadLocking"]),
         // Tracing, memory probe, lag monitor, exporters.
         .target(name: "LoopInstruments", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "CRunLoopShims", "PThreadLocking"]),

@@ -169,12 +169,14 @@ public enum AutoreleasePool {
         if let page = PoolPage(address: ThreadWord.page(word)) {
             let next = page.next
             if next != page.end {
-                // Move the caller's reference into the free slot: no retain, no release. `add`
-                // then stores the entry there again when it does not coalesce; measured, that is
-                // faster than skipping the second store (3.2 vs 3.9 ns with LRU on, same run).
+                // Move the caller's reference into the free slot: no retain, no release. An
+                // object is never the boundary (0), so this goes straight to the coalescing
+                // check; on a miss the slot already holds the entry and only `next` moves.
                 let entry = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
                 _ = UnsafeMutableRawPointer(bitPattern: next).unsafelyUnwrapped.initializeMemory(as: T.self, to: object)
-                _ = ThreadPool.add(entry, to: page, flags: word)
+                if ThreadPool.coalesce(entry, page: page, next: next, flags: word) == 0 {
+                    page.next = next &+ 8
+                }
                 return
             }
         }

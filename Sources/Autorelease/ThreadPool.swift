@@ -1,6 +1,6 @@
-// The per-thread pool: the hot-page key, the slow paths of push/autorelease/pop, hysteresis
+// The per-thread pool: the thread word, the slow paths of push/autorelease/pop, hysteresis
 // and the thread-exit drain. Everything here runs on the owning thread only (the state is
-// reached through pthread keys), so nothing needs a lock.
+// thread-local), so nothing needs a lock.
 
 #if canImport(Glibc)
 import Glibc
@@ -9,25 +9,15 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import CPoolThreadWord
 
-/// The key whose value is the thread's `ThreadWord` (hot page + flags). Its destructor drains
-/// every pool of an exiting thread LIFO and frees all its pages.
-let hotPageKey: pthread_key_t = {
-    let key = makeKey { value in
-        ThreadPool.threadDidExit(word: UInt(bitPattern: value))
-    }
-    // Published before any value is stored under the key (see `fastHotPageKey`).
-    fastHotPageKey.store(UInt32(key) &+ 1, ordering: .releasing)
-    return key
-}()
-
-/// The hot-page key + 1, or 0 before the key exists. A statically initialised atomic: the
-/// inlined fast paths read it with one plain load instead of a lazy global's once-check. With
-/// 0, `pthread_getspecific(UInt32.max)` returns NULL (glibc checks the range), which sends the
-/// caller to a slow path that creates the key.
-@usableFromInline
-let fastHotPageKey = Atomic<UInt32>(0)
+/// A key whose value mirrors the thread word. The word itself lives in a C thread-local
+/// (`rlk_pool_thread_word`, one load on the fast paths); the key exists for its destructor,
+/// which glibc calls at thread exit while the value is non-nil: it drains every pool of the
+/// exiting thread LIFO and frees all its pages.
+let hotPageKey: pthread_key_t = makeKey { value in
+    ThreadPool.threadDidExit(word: UInt(bitPattern: value))
+}
 
 func makeKey(destructor: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void) -> pthread_key_t {
     var key = pthread_key_t()
@@ -50,16 +40,15 @@ func currentThreadID() -> UInt {
 enum ThreadPool {
     // MARK: The thread word
 
-    @inlinable
+    @inlinable @inline(__always)
     static func loadWord() -> UInt {
-        #if canImport(Glibc)
-        UInt(bitPattern: pthread_getspecific(fastHotPageKey.load(ordering: .relaxed) &- 1))
-        #else
-        UInt(bitPattern: pthread_getspecific(hotPageKey))
-        #endif
+        UInt(rlk_pool_load_word())
     }
 
+    /// Stores the word in the thread-local and mirrors it in the key, so the exit destructor
+    /// runs exactly when the thread has something to drain. Slow paths only.
     static func storeWord(_ word: UInt) {
+        rlk_pool_store_word(UInt(word))
         _ = pthread_setspecific(hotPageKey, UnsafeRawPointer(bitPattern: word))
     }
 

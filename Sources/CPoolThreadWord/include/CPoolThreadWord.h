@@ -1,0 +1,41 @@
+#ifndef CPOOLTHREADWORD_H
+#define CPOOLTHREADWORD_H
+
+// The autorelease pool's per-thread word (hot page address | flags, see ThreadWord.swift) as
+// a C thread-local variable. Swift has no thread-local storage of its own; reading this one
+// from the inlined fast paths is a single %fs-relative load, where pthread_getspecific is a
+// call through the PLT. The pool keeps a pthread key beside it only for its destructor
+// (the thread-exit drain).
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__ELF__)
+// initial-exec: no __tls_get_addr call. Valid for executables and for libraries loaded at
+// start-up; a library dlopen'd later takes the 8 bytes from glibc's static TLS surplus.
+#define RLK_POOL_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define RLK_POOL_TLS_MODEL
+#endif
+
+/// The calling thread's pool word; 0 for a thread that never used a pool.
+extern _Thread_local uintptr_t rlk_pool_thread_word RLK_POOL_TLS_MODEL;
+
+/// Reads the calling thread's pool word.
+static inline __attribute__((always_inline)) uintptr_t rlk_pool_load_word(void) {
+    return rlk_pool_thread_word;
+}
+
+/// Replaces the calling thread's pool word.
+static inline __attribute__((always_inline)) void rlk_pool_store_word(uintptr_t word) {
+    rlk_pool_thread_word = word;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,3 @@
+#include "CPoolThreadWord.h"
+
+_Thread_local uintptr_t rlk_pool_thread_word RLK_POOL_TLS_MODEL = 0;
