@@ -1,5 +1,5 @@
 // The public face of the pool. The fast paths are inlinable so a push, an autorelease or an
-// empty pop costs one pthread_getspecific and a few loads and stores in the caller.
+// empty pop costs one thread-local load and a few loads and stores in the caller.
 
 /// objc4's page-based autorelease pool, per thread.
 ///

@@ -63,8 +63,7 @@ extension AutoreleasePool {
     /// print(AutoreleasePool.processStatistics.bytes)
     /// ```
     public static var processStatistics: Statistics {
-        let totals = ProcessTotals.shared
-        let pages = totals.pages.load(ordering: .relaxed)
+        let pages = ProcessTotals.pages.load(ordering: .relaxed)
         let sums = ThreadRegistry.shared.sums()
         return Statistics(
             pendingEntries: sums.entries,
@@ -72,7 +71,7 @@ extension AutoreleasePool {
             pages: pages,
             bytes: pages * 4096,
             peakEntries: sums.peakEntries,
-            peakBytes: totals.peakBytes.load(ordering: .relaxed),
+            peakBytes: ProcessTotals.peakBytes.load(ordering: .relaxed),
             highWaterMark: 0)
     }
 
@@ -88,7 +87,6 @@ extension AutoreleasePool {
     /// Starts new process-wide peaks at the current totals.
     public static func resetProcessPeaks() {
         ThreadRegistry.shared.resetPeaks()
-        let totals = ProcessTotals.shared
-        totals.peakBytes.store(totals.pages.load(ordering: .relaxed) * 4096, ordering: .relaxed)
+        ProcessTotals.peakBytes.store(ProcessTotals.pages.load(ordering: .relaxed) * 4096, ordering: .relaxed)
     }
 }

@@ -198,7 +198,9 @@ enum ThreadPool {
 
     // MARK: Popping (objc4 pop / popPage / releaseUntil)
 
-    /// Why a token cannot be popped, or nil if it can (then `page`/`stop` are set).
+    /// Why a token cannot be popped, or nil if it can (then `page`/`stop` are set). Inlined
+    /// into `pop`: a call with this tuple result cost about 20 instructions per pop.
+    @inline(__always)
     static func locate(address: UInt, thread: UInt, word: UInt) -> (page: PoolPage?, stop: UInt, problem: AutoreleasePoolError?) {
         let me = currentThreadID()
         if thread != me {
@@ -266,6 +268,7 @@ enum ThreadPool {
 
     /// Releases entries, hottest first, until `page.next == stop`. Re-reads the hot page every
     /// time because a release may autorelease more objects; those are released by this loop too.
+    @inline(__always)
     static func releaseUntil(page: PoolPage, stop: UInt, state: ThreadState, word currentWord: UInt) {
         var word = currentWord
         while page.next != stop {

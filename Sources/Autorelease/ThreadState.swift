@@ -1,7 +1,8 @@
-// Per-thread bookkeeping for the statistics: page count and peaks. Reached through its own
-// pthread key. The plain fields are touched only by the owning thread; what other threads may
-// read is published into atomics (per thread, so a pop never writes a shared cache line) and
-// summed on demand through a registry.
+// Per-thread bookkeeping for the statistics: page count and peaks. Reached through a C
+// thread-local (CPoolThreadWord), mirrored in a pthread key for the exit destructor. The plain
+// fields are touched only by the owning thread; what other threads may read is published into
+// atomics (per thread, so a pop never writes a shared cache line) and summed on demand through
+// a registry.
 
 #if canImport(Glibc)
 import Glibc
@@ -10,6 +11,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CPoolThreadWord
 import PThreadLocking
 import Synchronization
 
@@ -19,6 +21,7 @@ let threadStateKey: pthread_key_t = {
     _ = hotPageKey
     return makeKey { value in
         guard let value else { return }
+        rlk_pool_store_state(nil)
         ThreadRegistry.shared.retire(value.assumingMemoryBound(to: ThreadStateData.self))
     }
 }()
@@ -44,13 +47,20 @@ struct ThreadState {
     let data: UnsafeMutablePointer<ThreadStateData>
 
     static var current: ThreadState {
-        if let value = pthread_getspecific(threadStateKey) {
+        if let value = rlk_pool_load_state() {
             return ThreadState(data: value.assumingMemoryBound(to: ThreadStateData.self))
         }
+        return makeCurrent()
+    }
+
+    /// The thread's first use: allocates, registers, and arms the exit destructor.
+    @inline(never)
+    static func makeCurrent() -> ThreadState {
         let data = UnsafeMutablePointer<ThreadStateData>.allocate(capacity: 1)
         data.initialize(to: ThreadStateData())
         ThreadRegistry.shared.add(data)
         _ = pthread_setspecific(threadStateKey, data)
+        rlk_pool_store_state(data)
         return ThreadState(data: data)
     }
 
@@ -60,10 +70,11 @@ struct ThreadState {
 
     /// Entries only grow between pops, so sampling before every pop (and at page growth, after
     /// a release that left entries behind, and at every query) sees the maximum.
+    @inline(__always)
     func samplePeakEntries(_ word: UInt = ThreadPool.loadWord()) {
         let entries = ThreadPool.pendingEntries(word)
         if entries > data.pointee.peakEntries { data.pointee.peakEntries = entries }
-        let epoch = ProcessTotals.shared.epoch.load(ordering: .relaxed)
+        let epoch = ProcessTotals.epoch.load(ordering: .relaxed)
         if epoch != data.pointee.processEpoch {
             data.pointee.processEpoch = epoch
             data.pointee.processPeakCache = entries
@@ -79,11 +90,12 @@ struct ThreadState {
         data.pointee.pages += delta
         let bytes = data.pointee.pages * PageLayout.size
         if bytes > data.pointee.peakBytes { data.pointee.peakBytes = bytes }
-        let total = ProcessTotals.shared.pages.add(delta, ordering: .relaxed).newValue
-        ProcessTotals.shared.raisePeakBytes(total * PageLayout.size)
+        let total = ProcessTotals.pages.add(delta, ordering: .relaxed).newValue
+        ProcessTotals.raisePeakBytes(total * PageLayout.size)
     }
 
     /// Makes this thread's pending entries visible to `processStatistics`.
+    @inline(__always)
     func publish(_ word: UInt = ThreadPool.loadWord()) {
         data.pointee.publishedEntries.store(ThreadPool.pendingEntries(word), ordering: .relaxed)
     }
@@ -109,8 +121,8 @@ final class ThreadRegistry: @unchecked Sendable {
     func retire(_ data: UnsafeMutablePointer<ThreadStateData>) {
         lock.withLock {
             states.remove(UInt(bitPattern: data))
-            if data.pointee.publishedEpoch.load(ordering: .relaxed) == ProcessTotals.shared.epoch.load(ordering: .relaxed) {
-                ProcessTotals.shared.retiredPeakEntries.add(data.pointee.processPeakEntries.load(ordering: .relaxed), ordering: .relaxed)
+            if data.pointee.publishedEpoch.load(ordering: .relaxed) == ProcessTotals.epoch.load(ordering: .relaxed) {
+                ProcessTotals.retiredPeakEntries.add(data.pointee.processPeakEntries.load(ordering: .relaxed), ordering: .relaxed)
             }
             data.deinitialize(count: 1)
             data.deallocate()
@@ -120,9 +132,9 @@ final class ThreadRegistry: @unchecked Sendable {
     /// (pending entries, summed peaks) over live threads plus the peaks of exited ones.
     func sums() -> (entries: Int, peakEntries: Int) {
         lock.withLock {
-            let epoch = ProcessTotals.shared.epoch.load(ordering: .relaxed)
+            let epoch = ProcessTotals.epoch.load(ordering: .relaxed)
             var entries = 0
-            var peaks = ProcessTotals.shared.retiredPeakEntries.load(ordering: .relaxed)
+            var peaks = ProcessTotals.retiredPeakEntries.load(ordering: .relaxed)
             for address in states {
                 let data = UnsafeMutablePointer<ThreadStateData>(bitPattern: address).unsafelyUnwrapped
                 let pending = data.pointee.publishedEntries.load(ordering: .relaxed)
@@ -136,22 +148,22 @@ final class ThreadRegistry: @unchecked Sendable {
 
     func resetPeaks() {
         lock.withLock {
-            _ = ProcessTotals.shared.epoch.add(1, ordering: .relaxed)
-            ProcessTotals.shared.retiredPeakEntries.store(0, ordering: .relaxed)
+            _ = ProcessTotals.epoch.add(1, ordering: .relaxed)
+            ProcessTotals.retiredPeakEntries.store(0, ordering: .relaxed)
         }
     }
 }
 
 /// Process-wide atomics: pages and bytes are exact at all times (updated at every page
-/// allocation and free).
-final class ProcessTotals: Sendable {
-    static let shared = ProcessTotals()
-    let pages = Atomic<Int>(0)
-    let peakBytes = Atomic<Int>(0)
-    let epoch = Atomic<Int>(1)
-    let retiredPeakEntries = Atomic<Int>(0)
+/// allocation and free). Static lets with constant initialisers, so reading one is a plain
+/// load with no lazy-initialisation check on the pop path.
+enum ProcessTotals {
+    static let pages = Atomic<Int>(0)
+    static let peakBytes = Atomic<Int>(0)
+    static let epoch = Atomic<Int>(1)
+    static let retiredPeakEntries = Atomic<Int>(0)
 
-    func raisePeakBytes(_ value: Int) {
+    static func raisePeakBytes(_ value: Int) {
         var current = peakBytes.load(ordering: .relaxed)
         while value > current {
             let (exchanged, original) = peakBytes.compareExchange(expected: current, desired: value, ordering: .relaxed)
@@ -160,4 +172,3 @@ final class ProcessTotals: Sendable {
         }
     }
 }
-

@@ -1,5 +1,5 @@
-// The per-thread pthread key holds one word: the hot page's address (pages are 4096-aligned)
-// with the thread's pool flags in the 12 low bits. One pthread_getspecific therefore gives
+// The thread-local pool word (CPoolThreadWord) is the hot page's address (pages are 4096-aligned)
+// with the thread's pool flags in the 12 low bits. One thread-local load therefore gives
 // the fast paths both the hot page and the coalescing mode.
 //
 //   bits 12...63  hot page address (0: no page)

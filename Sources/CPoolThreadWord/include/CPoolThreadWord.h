@@ -1,11 +1,11 @@
 #ifndef CPOOLTHREADWORD_H
 #define CPOOLTHREADWORD_H
 
-// The autorelease pool's per-thread word (hot page address | flags, see ThreadWord.swift) as
-// a C thread-local variable. Swift has no thread-local storage of its own; reading this one
-// from the inlined fast paths is a single %fs-relative load, where pthread_getspecific is a
-// call through the PLT. The pool keeps a pthread key beside it only for its destructor
-// (the thread-exit drain).
+// The autorelease pool's two per-thread values as C thread-local variables: the word (hot page
+// address | flags, see ThreadWord.swift) and the statistics state (ThreadState.swift). Swift has
+// no thread-local storage of its own; reading these from Swift is a single %fs-relative load,
+// where pthread_getspecific is a call through the PLT. The pool keeps a pthread key beside each
+// only for its destructor (the thread-exit drain, and retiring the state).
 
 #include <stdint.h>
 
@@ -32,6 +32,19 @@ static inline __attribute__((always_inline)) uintptr_t rlk_pool_load_word(void) 
 /// Replaces the calling thread's pool word.
 static inline __attribute__((always_inline)) void rlk_pool_store_word(uintptr_t word) {
     rlk_pool_thread_word = word;
+}
+
+/// The calling thread's statistics state (a `ThreadStateData *`), or NULL before its first use.
+extern _Thread_local void *rlk_pool_thread_state RLK_POOL_TLS_MODEL;
+
+/// Reads the calling thread's statistics state.
+static inline __attribute__((always_inline)) void *rlk_pool_load_state(void) {
+    return rlk_pool_thread_state;
+}
+
+/// Replaces the calling thread's statistics state.
+static inline __attribute__((always_inline)) void rlk_pool_store_state(void *state) {
+    rlk_pool_thread_state = state;
 }
 
 #ifdef __cplusplus
