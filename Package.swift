@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "CRunLoopShims", linkerSettings: [.linkedLibrary("dispatch", .when(platforms: [.linux]))]),
         // One pthread mutex for every module (ThreadSanitizer sees it, unlike Synchronization.Mutex).
         .target(name: "PThreadLocking"),
-        // The autorelease pool's thread-local hot-page word (a C `_Thread_local`).
+        // The autorelease pool's thread-locals (hot-page word, statistics state) in C.
         .target(name: "CPoolThreadWord"),
         // The three pillars; none imports another.
         .target(name: "RunLoopCore", dependencies: ["CRunLoopShims", "PThreadLocking"]),

@@ -48,7 +48,7 @@ enum ThreadPool {
     /// Stores the word in the thread-local and mirrors it in the key, so the exit destructor
     /// runs exactly when the thread has something to drain. Slow paths only.
     static func storeWord(_ word: UInt) {
-        rlk_pool_store_word(UInt(word))
+        rlk_pool_store_word(word)
         _ = pthread_setspecific(hotPageKey, UnsafeRawPointer(bitPattern: word))
     }
 

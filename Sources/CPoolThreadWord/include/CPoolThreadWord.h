@@ -15,7 +15,7 @@ extern "C" {
 
 #if defined(__ELF__)
 // initial-exec: no __tls_get_addr call. Valid for executables and for libraries loaded at
-// start-up; a library dlopen'd later takes the 8 bytes from glibc's static TLS surplus.
+// start-up; a library dlopen'd later takes the 16 bytes from glibc's static TLS surplus.
 #define RLK_POOL_TLS_MODEL __attribute__((tls_model("initial-exec")))
 #else
 #define RLK_POOL_TLS_MODEL
