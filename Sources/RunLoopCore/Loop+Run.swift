@@ -178,14 +178,7 @@ extension Loop {
         } else {
             // L0: a stop issued before the first pass (e.g. from an Entry observer, or a sticky
             // stop(mode:), W2) ends the run at once.
-            if frame.stopped {
-                frame.stopped = false
-                return .stopped
-            }
-            if state.stopped {
-                state.stopped = false
-                return .stopped
-            }
+            if consumeStop(state, frame) { return .stopped }
             // L1: the async queue's port, under R4a's condition (-1 = none).
             asyncPort = asyncPortForRun(state, frame)
             lock.unlock()
@@ -294,16 +287,24 @@ extension Loop {
             // Exit checks in CF's order (L-e, 3275-3287); emptiness only now (L-f).
             if handled && stopAfterHandle { return .handledSource }
             if deadline == 0 || deadline <= clock.now { return .timedOut }
-            if frame.stopped {
-                frame.stopped = false
-                return .stopped
-            }
-            if state.stopped {
-                state.stopped = false
-                return .stopped
-            }
+            if consumeStop(state, frame) { return .stopped }
             if isEmptyLocked(state) { return .finished }
             lock.unlock()
         }
+    }
+
+    /// A pending stop of this run (`stop()`) or of its mode (sticky `stop(mode:)`, W2), cleared
+    /// as it is taken. The run's own stop is checked first, as CF does. Lock held.
+    @inline(__always)
+    private func consumeStop(_ state: ModeState, _ frame: RunFrame) -> Bool {
+        if frame.stopped {
+            frame.stopped = false
+            return true
+        }
+        if state.stopped {
+            state.stopped = false
+            return true
+        }
+        return false
     }
 }
