@@ -18,20 +18,21 @@ let package = Package(
     targets: [
         // Tiny C target: epoll/eventfd/timerfd and libdispatch's main-queue hooks.
         .target(name: "CRunLoopShims", linkerSettings: [.linkedLibrary("dispatch", .when(platforms: [.linux]))]),
-        // One pthread mutex for every module (ThreadSanitizer sees it, unlike Synchronization.Mutex).
-        .target(name: "PThreadLocking"),
+        // One pthread mutex for every module (ThreadSanitizer sees it, unlike Synchronization.Mutex)
+        // and one way to start a thread.
+        .target(name: "PThreads"),
         // The autorelease pool's thread-locals (hot-page word, statistics state) in C.
         .target(name: "CPoolThreadWord"),
         // The three pillars; none imports another.
-        .target(name: "RunLoopCore", dependencies: ["CRunLoopShims", "PThreadLocking"]),
-        .target(name: "Autorelease", dependencies: ["CPoolThreadWord", "PThreadLocking"]),
-        .target(name: "Transactions", dependencies: ["PThreadLocking"]),
+        .target(name: "RunLoopCore", dependencies: ["CRunLoopShims", "PThreads"]),
+        .target(name: "Autorelease", dependencies: ["CPoolThreadWord", "PThreads"]),
+        .target(name: "Transactions", dependencies: ["PThreads"]),
         // Tracing, memory probe, lag monitor, exporters.
-        .target(name: "LoopInstruments", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "CRunLoopShims", "PThreadLocking"]),
+        .target(name: "LoopInstruments", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "CRunLoopShims", "PThreads"]),
         // Umbrella: re-exports, standard observers, bridges to a real CFRunLoop.
         .target(name: "RunLoopKit", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "LoopInstruments"]),
         // The documented scenarios, shared by the main job and the DocumentedScenarios suite.
-        .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreadLocking"]),
+        .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads"]),
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
 

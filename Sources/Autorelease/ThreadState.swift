@@ -12,7 +12,7 @@ import Musl
 import Darwin
 #endif
 import CPoolThreadWord
-import PThreadLocking
+import PThreads
 import Synchronization
 
 let threadStateKey: pthread_key_t = {

@@ -1,4 +1,4 @@
-import PThreadLocking
+import PThreads
 import RunLoopCore
 
 /// Detects long run-loop turns the way WeChat Matrix does on iOS.

@@ -1,4 +1,4 @@
-import PThreadLocking
+import PThreads
 import RunLoopCore
 
 /// Samples pool statistics, RSS and heap in use — on demand, or at chosen activities of a

@@ -1,4 +1,4 @@
-import PThreadLocking
+import PThreads
 import RunLoopCore
 
 /// Records everything a loop reports (activities, callouts, sleeps, runs) plus what the loop

@@ -1,4 +1,4 @@
-import PThreadLocking
+import PThreads
 import CRunLoopShims
 #if canImport(Glibc)
 import Glibc
@@ -57,18 +57,8 @@ final class Watchdog: @unchecked Sendable {
             precondition(!started, "Watchdog \(name) started twice")
             started = true
         }
-        let context = Unmanaged.passRetained(self).toOpaque()
-        #if canImport(Darwin)
-        var handle: pthread_t?
-        #else
-        var handle = pthread_t()
-        #endif
-        let status = pthread_create(&handle, nil, { raw in
-            let watchdog = Unmanaged<Watchdog>.fromOpaque(raw!).takeRetainedValue()
-            watchdog.body()
-            return nil
-        }, context)
-        precondition(status == 0, "pthread_create for \(name) failed: \(status)")
+        // The thread keeps the watchdog alive until its body returns.
+        let handle = startPThread(name: name) { self.body() }
         lock.withLock {
             thread = handle
             while threadID == 0 { pthread_cond_wait(cond, lock.raw) }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import PThreads
 
 /// Runs work on a new POSIX thread and joins it: the thread's autorelease pool, commit pipeline
 /// and `Loop.current` are created fresh and torn down when it exits, before `run` returns.
@@ -20,15 +21,7 @@ enum ScenarioThread {
     /// Starts `body` on a new thread; call `join()` on the handle to wait for its value.
     static func start<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) -> Handle<T> {
         let result = ResultBox<T>()
-        let entry = ThreadEntry { result.value = body() }
-        let context = Unmanaged.passRetained(entry).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
-            let entry = Unmanaged<ThreadEntry>.fromOpaque(raw!).takeRetainedValue()
-            entry.body()
-            return nil
-        }, context)
-        precondition(status == 0, "scenario thread '\(name)': pthread_create failed (\(status))")
+        let thread = startPThread(name: "scenario thread '\(name)'") { result.value = body() }
         return Handle(thread: thread, result: result)
     }
 
@@ -46,12 +39,6 @@ enum ScenarioThread {
             return result.value!
         }
     }
-}
-
-/// The thread's entry point: written before pthread_create, run once by the new thread.
-private final class ThreadEntry: @unchecked Sendable {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }
 
 /// The body's value: written by the new thread, read by the joining thread after pthread_join

@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PThreadLocking
+import PThreads
 
 /// One-time diagnostics on stderr, as CF logs misuse once and carries on.
 enum Diagnostics {

@@ -1,4 +1,4 @@
-import PThreadLocking
+import PThreads
 import Synchronization
 
 /// Process-wide counters: unique item ids (epoll tokens) and source0 signal order.

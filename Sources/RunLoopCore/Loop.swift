@@ -1,4 +1,4 @@
-import PThreadLocking
+import PThreads
 import CRunLoopShims
 import Synchronization
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import PThreadLocking
+import PThreads
 import CRunLoopShims
 #if canImport(Glibc)
 import Glibc

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PThreadLocking
+import PThreads
 
 /// The thread-local slot holding each thread's pipeline (retained). Its destructor runs at thread
 /// exit: it warns about an uncommitted transaction and releases everything, so nothing leaks.

@@ -7,6 +7,7 @@ import Glibc
 import Musl
 #endif
 @testable import Autorelease
+import PThreads
 
 /// An append-only log of ids. Used by one thread at a time: the thread that runs the test body,
 /// then (after pthread_join, which orders memory) the test itself.
@@ -42,9 +43,9 @@ final class Spawner {
     }
 }
 
-private protocol Runnable: AnyObject { func run() }
-
-private final class ThreadBody<R>: Runnable {
+/// A body and its result, handed to the new thread. `@unchecked Sendable`: the creating thread
+/// reads `result` only after pthread_join, which orders it after the thread's write.
+private final class ThreadBody<R>: @unchecked Sendable {
     let body: () -> R
     var result: R?
     init(_ body: @escaping () -> R) { self.body = body }
@@ -56,19 +57,7 @@ private final class ThreadBody<R>: Runnable {
 func onFreshThread<R>(stackSize: Int = 1 << 20, _ body: () -> R) -> R {
     withoutActuallyEscaping(body) { escapable in
         let context = ThreadBody(escapable)
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        precondition(pthread_attr_setstacksize(&attributes, stackSize) == 0)
-        var thread = pthread_t()
-        let retained = Unmanaged.passRetained(context as Runnable as AnyObject).toOpaque()
-        let status = pthread_create(&thread, &attributes, { raw in
-            let object = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue()
-            (object as! Runnable).run()
-            return nil
-        }, retained)
-        precondition(status == 0, "pthread_create failed: \(status)")
-        pthread_join(thread, nil)
+        runOnNewPThread(stackSize: stackSize) { context.run() }
         return context.result!
     }
 }
@@ -77,18 +66,7 @@ func onFreshThread<R>(stackSize: Int = 1 << 20, _ body: () -> R) -> R {
 func onFreshThreads<R>(_ count: Int, _ body: (Int) -> R) -> [R] {
     withoutActuallyEscaping(body) { escapable in
         let contexts = (0..<count).map { index in ThreadBody { escapable(index) } }
-        var threads: [pthread_t] = []
-        for context in contexts {
-            var thread = pthread_t()
-            let retained = Unmanaged.passRetained(context as Runnable as AnyObject).toOpaque()
-            let status = pthread_create(&thread, nil, { raw in
-                let object = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue()
-                (object as! Runnable).run()
-                return nil
-            }, retained)
-            precondition(status == 0, "pthread_create failed: \(status)")
-            threads.append(thread)
-        }
+        let threads = contexts.map { context in startPThread { context.run() } }
         for thread in threads { pthread_join(thread, nil) }
         return contexts.map { $0.result! }
     }

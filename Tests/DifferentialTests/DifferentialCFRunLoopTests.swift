@@ -82,29 +82,10 @@ struct DifferentialCFRunLoop {
 
     // MARK: the harness itself
 
-    @Test("§16 case 2 recorded identically by both executors")
-    func referenceCase02() {
-        expectBoth(HandWrittenScripts.case02, equal: HandWrittenScripts.case02Expected)
-    }
-
-    @Test("§16 case 3 recorded identically by both executors")
-    func referenceCase03() {
-        expectBoth(HandWrittenScripts.case03, equal: HandWrittenScripts.case03Expected)
-    }
-
-    @Test("§16 case 9 recorded identically by both executors")
-    func referenceCase09() {
-        expectBoth(HandWrittenScripts.case09, equal: HandWrittenScripts.case09Expected)
-    }
-
-    @Test("§16 case 5 (timer on the grid) recorded identically by both executors")
-    func referenceCase05() {
-        expectBoth(HandWrittenScripts.case05, equal: HandWrittenScripts.case05Expected)
-    }
-
-    @Test("§16 case 11 (nested run stopped by its timer) recorded identically by both executors")
-    func referenceCase11() {
-        expectBoth(HandWrittenScripts.case11, equal: HandWrittenScripts.case11Expected)
+    @Test("§16 reference case recorded identically by both executors", arguments: [2, 3, 9, 5, 11])
+    func referenceCase(_ number: Int) throws {
+        let reference = try #require(HandWrittenScripts.referenceCases[number])
+        expectBoth(reference.script, equal: reference.expected)
     }
 
     @Test("The comparator flags a trace that differs from the reference")

@@ -87,6 +87,13 @@ enum HandWrittenScripts {
         .activity(def, .exit), .runEnd(.timedOut),
     ]
 
+    /// The §16 cases above with their expected traces, by case number: 2, 3, 9, 5 (timer on the
+    /// grid) and 11 (nested run stopped by its timer).
+    static let referenceCases: [Int: (script: Script, expected: [TraceEvent])] = [
+        2: (case02, case02Expected), 3: (case03, case03Expected), 9: (case09, case09Expected),
+        5: (case05, case05Expected), 11: (case11, case11Expected),
+    ]
+
     /// §16 case 20 / S4: A (order 0) invalidates the signalled B (order 1) and enqueues a block.
     /// SCF then reports "not handled" (the last collected source was skipped), we OR → the
     /// interpreter marks the S4 point and the comparison stops there.

@@ -1,6 +1,8 @@
 // The operation-script model shared by the generator, both executors and the comparator.
 // A script is plain data (Sendable) so it can be printed next to a mismatch and replayed.
 
+import RunLoopCore
+
 /// A mode as a script names it. Index 0 is the default mode; `.common` is the pseudo-mode.
 enum ScriptMode: Hashable, Sendable, CustomStringConvertible {
     case named(Int)
@@ -23,16 +25,8 @@ enum ScriptMode: Hashable, Sendable, CustomStringConvertible {
 enum ScriptActivity: UInt32, CaseIterable, Sendable {
     case entry = 1, beforeTimers = 2, beforeSources = 4, beforeWaiting = 32, afterWaiting = 64, exit = 128
 
-    var short: String {
-        switch self {
-        case .entry: return "E"
-        case .beforeTimers: return "BT"
-        case .beforeSources: return "BS"
-        case .beforeWaiting: return "BW"
-        case .afterWaiting: return "AW"
-        case .exit: return "X"
-        }
-    }
+    /// E, BT, BS, BW, AW, X: the loop's own trace names, so both executors print alike.
+    var short: String { Loop.Activity(rawValue: rawValue).shortName }
 
     static func from(raw: UInt32) -> ScriptActivity? { ScriptActivity(rawValue: raw) }
 }

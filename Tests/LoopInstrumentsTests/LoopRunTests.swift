@@ -1,4 +1,4 @@
-import PThreadLocking
+import PThreads
 import Testing
 import RunLoopCore
 import Autorelease

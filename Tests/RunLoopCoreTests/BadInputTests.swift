@@ -1,4 +1,5 @@
 import Testing
+import PThreads
 import CRunLoopShims
 @testable import RunLoopCore
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ struct BadInput {
             let loop = Loop(clock: MonotonicClock.shared)
             defer { loop.tearDown() }
             loop.add(LoopSource {}, mode: .default)
-            onNewThread { loop.run(mode: .default, timeout: 0) }
+            runOnNewPThread { loop.run(mode: .default, timeout: 0) }
         }
         let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(text.contains("Loop.run(mode:timeout:returnAfterSourceHandled:) called on thread"))
@@ -51,10 +52,8 @@ struct BadInput {
 
     @Test("a NaN run timeout is one polling pass, with a diagnostic")
     func nanTimeout() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         loop.add(LoopSource {}, mode: .default)
         #expect(loop.run(mode: .default, timeout: .nan) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "X"])

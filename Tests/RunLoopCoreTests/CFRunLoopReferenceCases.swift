@@ -1,4 +1,5 @@
 import Testing
+import PThreads
 @testable import RunLoopCore
 
 /// The 20 cases of cfrunloop.md §16, on the virtual clock. Observers record every activity at
@@ -9,20 +10,16 @@ import Testing
 struct CFRunLoopReferenceCases {
     @Test("case01: observer-only mode → .finished, no callouts (R3, R4)")
     func case01() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         #expect(loop.run(mode: .default, timeout: 0.05) == .finished)
         #expect(trace.all == [])
     }
 
     @Test("case02: signalled source0 with returnAfterSourceHandled")
     func case02() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         let source = recordingSource("perform", trace)
         loop.add(source, mode: .default)
         source.signal()
@@ -32,10 +29,8 @@ struct CFRunLoopReferenceCases {
 
     @Test("case03: no BW/AW in the pass that handled a source0 (L-a)")
     func case03() {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         let source = recordingSource("perform", trace)
         loop.add(source, mode: .default)
         source.signal()
@@ -46,10 +41,8 @@ struct CFRunLoopReferenceCases {
 
     @Test("case04: timeout 0 polls once: no BW/AW")
     func case04() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         loop.add(recordingSource("idle", trace), mode: .default)
         #expect(loop.run(mode: .default, timeout: 0) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "X"])
@@ -57,10 +50,8 @@ struct CFRunLoopReferenceCases {
 
     @Test("case05: a one-shot timer fires after the wait; the mode is then empty")
     func case05() throws {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         loop.add(try LoopTimer(after: 0.02, clock: clock, label: "timer") { _ in trace.add("timer") }, mode: .default)
         #expect(loop.run(mode: .default, timeout: 1) == .finished)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "timer", "X"])
@@ -69,10 +60,8 @@ struct CFRunLoopReferenceCases {
 
     @Test("case06: timers do not count as handled (L-d)")
     func case06() throws {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         loop.add(recordingSource("idle", trace), mode: .default)
         loop.add(try LoopTimer(after: 0.02, clock: clock, label: "timer") { _ in trace.add("timer") }, mode: .default)
         #expect(loop.run(mode: .default, timeout: 0.2, returnAfterSourceHandled: true) == .timedOut)
@@ -82,10 +71,8 @@ struct CFRunLoopReferenceCases {
 
     @Test("case07: a block-only mode sleeps to the timeout (L-f)")
     func case07() {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         loop.perform(inMode: .default) { trace.add("block") }
         #expect(loop.run(mode: .default, timeout: 0.1) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "block", "BW", "AW", "X"])
@@ -95,10 +82,8 @@ struct CFRunLoopReferenceCases {
     @Test("case08: blocks queued by a perform and by a block; blocks before sources0 (B3)")
     func case08() {
         do {
-            let (loop, _) = virtualLoop()
+            let (loop, _, trace) = tracedVirtualLoop()
             defer { loop.tearDown() }
-            let trace = Trace()
-            recordActivities(loop, trace)
             let source = recordingSource("perform", trace) {
                 loop.perform(label: "blockA") {
                     trace.add("blockA")
@@ -111,10 +96,8 @@ struct CFRunLoopReferenceCases {
             #expect(trace.all == ["E", "BT", "BS", "perform", "blockA", "blockB", "BT", "BS", "BW", "AW", "X"])
         }
         do {
-            let (loop, _) = virtualLoop()
+            let (loop, _, trace) = tracedVirtualLoop()
             defer { loop.tearDown() }
-            let trace = Trace()
-            recordActivities(loop, trace)
             let source = recordingSource("perform", trace)
             loop.add(source, mode: .default)
             loop.perform { trace.add("block") }
@@ -147,10 +130,8 @@ struct CFRunLoopReferenceCases {
     func case10() {
         // (a) a perform stops the run
         do {
-            let (loop, _) = virtualLoop()
+            let (loop, _, trace) = tracedVirtualLoop()
             defer { loop.tearDown() }
-            let trace = Trace()
-            recordActivities(loop, trace)
             let source = recordingSource("perform", trace) { loop.stop() }
             loop.add(source, mode: .default)
             source.signal()
@@ -159,10 +140,8 @@ struct CFRunLoopReferenceCases {
         }
         // (b) stop while idle is ignored
         do {
-            let (loop, _) = virtualLoop()
+            let (loop, _, trace) = tracedVirtualLoop()
             defer { loop.tearDown() }
-            let trace = Trace()
-            recordActivities(loop, trace)
             let source = recordingSource("perform", trace)
             loop.add(source, mode: .default)
             loop.stop()
@@ -172,10 +151,8 @@ struct CFRunLoopReferenceCases {
         }
         // (c) stop inside the Entry observer
         do {
-            let (loop, _) = virtualLoop()
+            let (loop, _, trace) = tracedVirtualLoop()
             defer { loop.tearDown() }
-            let trace = Trace()
-            recordActivities(loop, trace)
             loop.add(LoopObserver(activities: .entry, order: 1) { _, _ in loop.stop() }, mode: .default)
             loop.add(recordingSource("idle", trace), mode: .default)
             #expect(loop.run(mode: .default, timeout: 1) == .stopped)
@@ -183,10 +160,8 @@ struct CFRunLoopReferenceCases {
         }
         // (d) stop(mode:) while idle is sticky, then consumed
         do {
-            let (loop, _) = virtualLoop()
+            let (loop, _, trace) = tracedVirtualLoop()
             defer { loop.tearDown() }
-            let trace = Trace()
-            recordActivities(loop, trace)
             loop.add(recordingSource("idle", trace), mode: .default)
             loop.stop(mode: .default)
             #expect(loop.run(mode: .default, timeout: 1) == .stopped)
@@ -289,10 +264,8 @@ struct CFRunLoopReferenceCases {
 
     @Test("case14: all overdue timers fire in one pass; invalidated ones are skipped (T4)")
     func case14() throws {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         let t20 = try LoopTimer(fireAt: 20 * ms, label: "t20") { _ in trace.add("t20") }
         let t10 = try LoopTimer(fireAt: 10 * ms, label: "t10") { _ in trace.add("t10"); t20.invalidate() }
         let t30 = try LoopTimer(fireAt: 30 * ms, label: "t30") { _ in trace.add("t30") }
@@ -322,8 +295,7 @@ struct CFRunLoopReferenceCases {
         #expect(loop.run(mode: other, timeout: 1) == .finished)
 
         // A past date set in the callout fires again as soon as possible (P7).
-        let trace = Trace()
-        recordActivities(loop, trace)
+        let trace = tracing(loop)
         var count = 0
         let again = try LoopTimer(after: 0.02, clock: clock, interval: 10, label: "again") { timer in
             count += 1
@@ -343,10 +315,8 @@ struct CFRunLoopReferenceCases {
         // The loop thread's own BW observer stands in for "another thread during the sleep":
         // neither signal() nor perform() writes the wake descriptor.
         do {
-            let (loop, clock) = virtualLoop()
+            let (loop, clock, trace) = tracedVirtualLoop()
             defer { loop.tearDown() }
-            let trace = Trace()
-            recordActivities(loop, trace)
             loop.add(LoopObserver(activities: .beforeWaiting, repeats: false, order: 1) { _, _ in
                 loop.perform(label: "xblock") { trace.add("xblock") }
             }, mode: .default)
@@ -356,10 +326,8 @@ struct CFRunLoopReferenceCases {
             #expect(clock.now == 60 * ms)
         }
         do {
-            let (loop, _) = virtualLoop()
+            let (loop, _, trace) = tracedVirtualLoop()
             defer { loop.tearDown() }
-            let trace = Trace()
-            recordActivities(loop, trace)
             let source = recordingSource("perform", trace)
             loop.add(source, mode: .default)
             loop.add(LoopObserver(activities: .beforeWaiting, repeats: false, order: 1) { _, _ in source.signal() },
@@ -373,10 +341,8 @@ struct CFRunLoopReferenceCases {
     @Test("case17: perform+wakeUp and signal+wakeUp wake the loop (W3)")
     func case17() {
         do {
-            let (loop, _) = virtualLoop()
+            let (loop, _, trace) = tracedVirtualLoop()
             defer { loop.tearDown() }
-            let trace = Trace()
-            recordActivities(loop, trace)
             loop.add(LoopObserver(activities: .beforeWaiting, repeats: false, order: 1) { _, _ in
                 loop.performAndWake(label: "xblock") { trace.add("xblock") }
             }, mode: .default)
@@ -385,10 +351,8 @@ struct CFRunLoopReferenceCases {
             #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "xblock", "BT", "BS", "BW", "AW", "X"])
         }
         do {
-            let (loop, _) = virtualLoop()
+            let (loop, _, trace) = tracedVirtualLoop()
             defer { loop.tearDown() }
-            let trace = Trace()
-            recordActivities(loop, trace)
             let source = recordingSource("perform", trace)
             loop.add(source, mode: .default)
             loop.add(LoopObserver(activities: .beforeWaiting, repeats: false, order: 1) { _, _ in
@@ -402,10 +366,8 @@ struct CFRunLoopReferenceCases {
 
     @Test("case18: MAIN-style async queue: served after a wait; not in a non-common mode; nested run finishes")
     func case18() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         loop.async(label: "q") { trace.add("q") }
         #expect(loop.run(mode: .default, timeout: 0.5, returnAfterSourceHandled: true) == .handledSource)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "q", "X"])
@@ -438,10 +400,8 @@ struct CFRunLoopReferenceCases {
 
     @Test("case19: MAIN-style fast path: async work queued by a timer runs without BW/AW")
     func case19() throws {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         loop.add(try LoopTimer(after: 0.01, clock: clock, label: "timer") { _ in
             trace.add("timer")
             loop.async(label: "q") { trace.add("q") }
@@ -452,10 +412,8 @@ struct CFRunLoopReferenceCases {
 
     @Test("case20: handled flags are ORed (CF-1153), not SCF's last-one-wins (S4)")
     func case20() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         let b = recordingSource("B", trace, order: 1)
         let a = recordingSource("A", trace, order: 0) {
             b.invalidate()
@@ -493,7 +451,7 @@ struct DocExamples {
 
     @Test("the cross-thread example: a port message from another thread stops run()")
     func crossThreadExample() {
-        onNewThread {
+        runOnNewPThread {
             let loop = Loop.current
             let port = LoopPortSource(label: "commands") { message in
                 if case .value(let command as String) = message, command == "quit" { loop.stop() }

@@ -1,4 +1,5 @@
 import Testing
+import PThreads
 import CRunLoopShims
 @testable import RunLoopCore
 #if canImport(Glibc)
@@ -22,8 +23,7 @@ struct CrossThread {
     func signalAndWakeUp() {
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
+        let trace = tracing(loop)
         let source = recordingSource("perform", trace)
         loop.add(source, mode: .default)
         let other = whenAsleep(loop) {
@@ -39,8 +39,7 @@ struct CrossThread {
     func performAndWake() {
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
+        let trace = tracing(loop)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
         let other = whenAsleep(loop) {
             loop.performAndWake(label: "xblock") {
@@ -57,8 +56,7 @@ struct CrossThread {
     func portMessages() {
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
+        let trace = tracing(loop)
         let received = Trace()
         let port = LoopPortSource(label: "port") { message in
             switch message {
@@ -86,8 +84,7 @@ struct CrossThread {
     func stopFromAnotherThread() {
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
+        let trace = tracing(loop)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
         let other = whenAsleep(loop) { loop.stop() }
         #expect(loop.run(mode: .default, timeout: 10) == .stopped)
@@ -99,8 +96,7 @@ struct CrossThread {
     func timerAddedWhileAsleep() throws {
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
+        let trace = tracing(loop)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
         let timer = try LoopTimer(after: 0, clock: loop.clock, label: "timer") { _ in
             trace.add("timer")
@@ -145,8 +141,7 @@ struct CrossThread {
     func sourceAddedWhileAsleep() {
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
+        let trace = tracing(loop)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
         let late = recordingSource("late", trace)
         let other = whenAsleep(loop) {
@@ -163,8 +158,7 @@ struct CrossThread {
     func asyncFromAnotherThread() {
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
+        let trace = tracing(loop)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
         let other = whenAsleep(loop) { loop.async(label: "q") { trace.add("q") } }
         #expect(loop.run(mode: .default, timeout: 10, returnAfterSourceHandled: true) == .handledSource)
@@ -180,8 +174,7 @@ struct CrossThread {
         defer { close(readEnd); close(writeEnd) }
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
+        let trace = tracing(loop)
         let reader = LoopFileSource(fd: readEnd, events: .readable, label: "pipe") { events in
             trace.add("readable:\(events.contains(.readable))")
             var byte: UInt8 = 0
@@ -203,11 +196,11 @@ struct CrossThread {
         // harness and libdispatch may still create a descriptor or two lazily, so 20 loop
         // lifetimes are checked at once: a loop owns at least 4 descriptors, a leak would show 80.
         let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
-            onNewThread { Loop.current.add(LoopSource {}, mode: .default) }  // warm-up
+            runOnNewPThread { Loop.current.add(LoopSource {}, mode: .default) }  // warm-up
             let before = openDescriptors()
             let trace = Trace()
             for _ in 0..<20 {
-                onNewThread {
+                runOnNewPThread {
                     let loop = Loop.current
                     let source = LoopSource(label: "s", cancel: { _, mode in trace.add("cancel \(mode)") }) {}
                     loop.add(source, mode: .default)
@@ -234,7 +227,7 @@ struct CrossThread {
     func threadExitLeaksNoMemory() async {
         await #expect(processExitsWith: .success) {
             @Sendable func lifetime() {
-                onNewThread {
+                runOnNewPThread {
                     let loop = Loop.current
                     loop.add(LoopSource {}, mode: .common)
                     loop.add(LoopObserver(activities: .allActivities) { _, _ in }, mode: .default)

@@ -203,10 +203,8 @@ struct BlockRules {
 
     @Test("B3 blocks run after BS, after handled sources0, and at the end of the pass")
     func b3() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         let source = recordingSource("s", trace) { loop.perform(label: "fromSource") { trace.add("fromSource") } }
         loop.add(source, mode: .default)
         loop.add(LoopObserver(activities: .afterWaiting, repeats: false, order: 1) { _, _ in
@@ -283,10 +281,8 @@ struct SourceRules {
 
     @Test("S3 re-signalling in the perform runs again next pass, without BW/AW")
     func s3() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         var count = 0
         var me: LoopSource?
         let source = LoopSource(label: "self") {
@@ -314,8 +310,7 @@ struct SourceRules {
         a.signal()
         b.signal()
         // handled → poll: the pass does not sleep, so a 1 s timeout is not reached in pass 1.
-        let trace = Trace()
-        recordActivities(loop, trace)
+        let trace = tracing(loop)
         #expect(loop.run(mode: .default, timeout: 1) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "BT", "BS", "BW", "AW", "X"])
     }
@@ -363,10 +358,8 @@ struct SourceRules {
 
     @Test("S7 a port message wakes the loop; the handler runs after AW")
     func s7() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         let port = LoopPortSource(label: "port") { message in
             if case .value(let v) = message { trace.add("got \(v)") }
         }

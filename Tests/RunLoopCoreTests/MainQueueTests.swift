@@ -52,8 +52,7 @@ public func rlkMainThreadProbe() {
     }
     let loop = Loop.main
     check(rlk_is_main_thread() == 1 && loop === Loop.current, "Loop.current is Loop.main", [])
-    let trace = Trace()
-    recordActivities(loop, trace)
+    let trace = tracing(loop)
 
     // R4a: the default mode of the main loop is never empty on the main thread.
     check(!loop.isFinished(mode: .default), "R4a default mode not finished", [])

@@ -1,4 +1,5 @@
 import Testing
+import PThreads
 import CRunLoopShims
 @testable import RunLoopCore
 #if canImport(Glibc)
@@ -25,7 +26,7 @@ struct RunSpecificRules {
     func r2() {
         final class Holder: @unchecked Sendable { var loop: Loop? }  // written before join, read after
         let holder = Holder()
-        onNewThread {
+        runOnNewPThread {
             holder.loop = Loop.current
             holder.loop!.add(LoopSource {}, mode: .default)
         }
@@ -39,10 +40,8 @@ struct RunSpecificRules {
 
     @Test("R3 a missing or empty mode → .finished, no Entry/Exit, mode not created")
     func r3() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         #expect(loop.run(mode: "Missing", timeout: 1) == .finished)
         #expect(!loop.allModes.contains("Missing"))
         #expect(loop.run(mode: .default, timeout: 1) == .finished)
@@ -148,10 +147,8 @@ struct RunSpecificRules {
 struct PassRules {
     @Test("L0 a stop issued in an Entry observer ends the run before the first pass")
     func l0() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         loop.add(LoopSource {}, mode: .default)
         loop.add(LoopObserver(activities: .entry, order: -1) { _, _ in loop.stop() }, mode: .default)
         let passes = loop.passCount
@@ -252,10 +249,8 @@ struct PassRules {
 
     @Test("L-a BW/AW are skipped when polling (handled source0, timeout 0)")
     func la() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         let source = recordingSource("perform", trace)
         loop.add(source, mode: .default)
         source.signal()
@@ -265,10 +260,8 @@ struct PassRules {
 
     @Test("L-b a due timer fires only after the (polling) wait, never at BeforeTimers")
     func lb() throws {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         loop.add(LoopSource {}, mode: .default)
         loop.add(try LoopTimer(fireAt: 0, label: "timer") { _ in trace.add("timer") }, mode: .default)
         clock.advance(by: 5 * ms)
@@ -323,10 +316,8 @@ struct PassRules {
 
     @Test("L-f emptiness is checked after the wait: a mode emptied before it still sleeps")
     func lf() {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         let source = LoopSource(label: "s") {}
         loop.add(source, mode: .default)
         loop.add(LoopObserver(activities: .beforeSources, repeats: false, order: 1) { _, _ in
@@ -341,8 +332,7 @@ struct PassRules {
     func lg() throws {
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
+        let trace = tracing(loop)
         loop.add(LoopSource {}, mode: .default)
         // A wake-up during a run that exits without sleeping…
         let waker = LoopObserver(activities: .beforeSources, repeats: false, order: 1) { _, _ in loop.wakeUp() }

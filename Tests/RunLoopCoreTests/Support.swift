@@ -1,4 +1,4 @@
-import PThreadLocking
+import PThreads
 @testable import RunLoopCore
 import CRunLoopShims
 #if canImport(Glibc)
@@ -38,6 +38,19 @@ func recordingSource(_ name: String, _ trace: Trace, order: Int = 0, extra: @esc
 func virtualLoop() -> (Loop, VirtualClock) {
     let clock = VirtualClock()
     return (Loop(clock: clock), clock)
+}
+
+/// A fresh trace recording every activity of `loop`'s default mode.
+func tracing(_ loop: Loop) -> Trace {
+    let trace = Trace()
+    recordActivities(loop, trace)
+    return trace
+}
+
+/// `virtualLoop()` with its activities traced (see `tracing(_:)`).
+func tracedVirtualLoop() -> (Loop, VirtualClock, Trace) {
+    let (loop, clock) = virtualLoop()
+    return (loop, clock, tracing(loop))
 }
 
 let ms: UInt64 = 1_000_000
@@ -85,33 +98,10 @@ func threadCount() -> Int {
     return count - 2
 }
 
-/// Runs `body` on a new pthread and waits for it to finish (and so for its TSD destructors).
-func onNewThread(_ body: @escaping @Sendable () -> Void) {
-    final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
-    var thread = pthread_t()
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    let status = pthread_create(&thread, nil, { raw in
-        let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-        box.body()
-        return nil
-    }, box)
-    precondition(status == 0)
-    pthread_join(thread, nil)
-}
-
 /// Starts `body` on a new pthread; `join()` waits for it.
-final class BackgroundThread: @unchecked Sendable {  // `thread` is written once before use
-    private var thread = pthread_t()
-    init(_ body: @escaping @Sendable () -> Void) {
-        final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
-        let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        let status = pthread_create(&thread, nil, { raw in
-            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-            box.body()
-            return nil
-        }, box)
-        precondition(status == 0)
-    }
+final class BackgroundThread: Sendable {
+    private let thread: pthread_t
+    init(_ body: @escaping @Sendable () -> Void) { thread = startPThread(body) }
     func join() { pthread_join(thread, nil) }
 }
 

@@ -1,4 +1,5 @@
 import Testing
+import PThreads
 import CRunLoopShims
 @testable import RunLoopCore
 #if canImport(Glibc)
@@ -66,10 +67,8 @@ struct TimerRules {
 
     @Test("T4 overdue timers all fire in one pass, by date")
     func t4() throws {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         for (name, at) in [("c", 3), ("a", 1), ("b", 2)] {
             loop.add(try LoopTimer(fireAt: UInt64(at) * ms, label: name) { _ in trace.add(name) }, mode: .default)
         }
@@ -124,10 +123,8 @@ struct TimerRules {
     @Test("T8 tolerance coalesces timers within min(tolerance, interval/2)")
     func t8() throws {
         do {  // t1 may wait 5 ms, so t1 and t2 fire together at 14 ms
-            let (loop, clock) = virtualLoop()
+            let (loop, clock, trace) = tracedVirtualLoop()
             defer { loop.tearDown() }
-            let trace = Trace()
-            recordActivities(loop, trace)
             loop.add(try LoopTimer(fireAt: 10 * ms, tolerance: 0.005, label: "t1") { _ in trace.add("t1@\(clock.now / ms)") }, mode: .default)
             loop.add(try LoopTimer(fireAt: 14 * ms, label: "t2") { _ in trace.add("t2@\(clock.now / ms)") }, mode: .default)
             loop.run(mode: .default, timeout: 1)
@@ -229,10 +226,8 @@ struct ModeRules {
 
     @Test("M3 re-adding a common item to .common re-adds it to every common mode (source, seed 1675)")
     func m3ReAddSource() {
-        let (loop, _) = virtualLoop()
+        let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         let source = LoopSource(schedule: { _, m in trace.add("schedule \(m)") }) { trace.add("s0") }
         loop.add(source, mode: .common)
         loop.remove(source, mode: .default)   // direct removal: still a common item
@@ -325,10 +320,8 @@ struct ModeRules {
 struct WakeRules {
     @Test("W3 L-g: a wake-up decided for an earlier run whose eventfd write lands late does not wake a later run")
     func lateWakeUpWriteIsStale() {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         // An idle port makes the wait an epoll wait on the wake eventfd.
         loop.add(LoopPortSource(label: "idle") { _ in }, mode: .default)
         #expect(loop.run(mode: .default, timeout: 0.01) == .timedOut)
@@ -378,10 +371,8 @@ struct WakeRules {
 
     @Test("W3 wakeUp is ignored when the loop is not running")
     func w3() {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         loop.add(LoopSource {}, mode: .default)
         loop.wakeUp()
         #expect(loop.run(mode: .default, timeout: 0.03) == .timedOut)
@@ -391,10 +382,8 @@ struct WakeRules {
 
     @Test("W3 a wakeUp from an Entry observer is effective: the first wait returns at once")
     func w3EntryWakeUp() {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         loop.add(LoopSource {}, mode: .default)
         loop.add(LoopObserver(activities: .entry, order: 1) { _, _ in loop.wakeUp() }, mode: .default)
         loop.add(LoopObserver(activities: .afterWaiting, order: 1) { _, _ in trace.add("@\(clock.now / ms)") },
@@ -405,10 +394,8 @@ struct WakeRules {
 
     @Test("W3 L-g a wake-up left by a run that stopped before waiting does not wake the next run")
     func w3StaleWakeUp() {
-        let (loop, clock) = virtualLoop()
+        let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let trace = Trace()
-        recordActivities(loop, trace)
         loop.add(LoopSource {}, mode: .default)
         loop.add(LoopObserver(activities: .afterWaiting, order: 1) { _, _ in trace.add("@\(clock.now / ms)") },
                  mode: .default)
@@ -444,7 +431,7 @@ struct WakeRules {
         final class Box: @unchecked Sendable { var loops: [ObjectIdentifier] = [] }  // written before join
         let box = Box()
         let main = Loop.main
-        onNewThread {
+        runOnNewPThread {
             box.loops = [ObjectIdentifier(Loop.current), ObjectIdentifier(Loop.current), ObjectIdentifier(Loop.main)]
         }
         #expect(box.loops[0] == box.loops[1])
@@ -458,7 +445,7 @@ struct WakeRules {
         final class Box: @unchecked Sendable { var items: (LoopObserver, LoopTimer, LoopSource)? }  // written before join
         let box = Box()
         let trace = Trace()
-        onNewThread {
+        runOnNewPThread {
             let loop = Loop.current
             let observer = LoopObserver(activities: .entry) { _, _ in }
             let timer = try! LoopTimer(fireAt: .max) { _ in }

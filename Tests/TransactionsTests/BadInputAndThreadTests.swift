@@ -1,4 +1,5 @@
 import Testing
+import PThreads
 @testable import Transactions
 
 @Suite("TransactionBadInputAndThreads")
@@ -31,7 +32,7 @@ struct BadInputAndThreadTests {
         let h = Harness()
         let results = SharedBox<[String]>([])
         h.run {
-            runOnNewThread {
+            runOnNewPThread {
                 let pipeline = CommitPipeline.current
                 let sink = FrameLog()
                 pipeline.sink = sink
@@ -55,7 +56,7 @@ struct BadInputAndThreadTests {
         let counter = DeinitCounter()
         let completionCalls = SharedBox(0)
         let pipelineRef = WeakBox(), layerRef = WeakBox()
-        runOnNewThread {
+        runOnNewPThread {
             let pipeline = CommitPipeline.current
             pipelineRef.object = pipeline
             pipeline.diagnosticsHandler = { diagnostic in warnings.update { $0.append(diagnostic.message) } }
@@ -85,7 +86,7 @@ struct BadInputAndThreadTests {
 
     @Test func threadExitWithNothingOpenIsSilent() {
         let warnings = SharedBox<[String]>([])
-        runOnNewThread {
+        runOnNewPThread {
             let pipeline = CommitPipeline.current
             pipeline.diagnosticsHandler = { diagnostic in warnings.update { $0.append(diagnostic.message) } }
             Layer(name: "v").setNeedsLayout()
@@ -96,7 +97,7 @@ struct BadInputAndThreadTests {
 
     @Test func threadExitWithOpenExplicitTransactionNamesIt() {
         let warnings = SharedBox<[TransactionDiagnostic]>([])
-        runOnNewThread {
+        runOnNewPThread {
             CommitPipeline.current.diagnosticsHandler = { diagnostic in warnings.update { $0.append(diagnostic) } }
             Transaction.begin()
             Transaction.begin()

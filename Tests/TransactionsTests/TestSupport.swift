@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import PThreadLocking
+import PThreads
 import Synchronization
 @testable import Transactions
 
@@ -90,20 +90,6 @@ final class ObserverDriver {
     func notify(_ activity: Activity) {
         for observer in observers { observer.body(activity) }
     }
-}
-
-/// Runs `body` on a new pthread and waits for it to end (the thread's TLS destructors included).
-func runOnNewThread(_ body: @escaping @Sendable () -> Void) {
-    final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
-    var thread = pthread_t()
-    let context = Unmanaged.passRetained(Box(body)).toOpaque()
-    let rc = pthread_create(&thread, nil, { raw in
-        let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-        box.body()
-        return nil
-    }, context)
-    precondition(rc == 0, "pthread_create failed: \(rc)")
-    pthread_join(thread, nil)
 }
 
 /// Counts deinits of `Canary` objects, to prove something was released.

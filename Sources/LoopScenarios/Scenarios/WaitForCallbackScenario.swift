@@ -1,4 +1,4 @@
-import PThreadLocking
+import PThreads
 import Dispatch
 import RunLoopKit
 #if canImport(Glibc)
