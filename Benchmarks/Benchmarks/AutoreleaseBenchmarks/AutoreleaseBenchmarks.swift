@@ -41,39 +41,36 @@ final class OwnedReferences {
     deinit { owned.deallocate() }
 }
 
+/// Hands one owned reference per iteration to a fresh pool; only the hand-over is measured.
+func measureOwnedHandOver(_ benchmark: Benchmark) {
+    let references = OwnedReferences(count: benchmark.scaledIterations.count)
+    let token = AutoreleasePool.push()
+    benchmark.startMeasurement()
+    for index in benchmark.scaledIterations {
+        AutoreleasePool.autorelease(consuming: references.owned[index].takeRetainedValue())
+    }
+    benchmark.stopMeasurement()
+    AutoreleasePool.pop(token)
+    blackHole(references)
+}
+
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(metrics: [.wallClock, .mallocCountTotal], scalingFactor: .kilo)
 
     // MARK: autorelease of an owned reference (target <= 3.5 ns/op)
 
     Benchmark("Autorelease: owned reference, autorelease(consuming:)", configuration: configuration) { benchmark in
-        let references = OwnedReferences(count: benchmark.scaledIterations.count)
-        let token = AutoreleasePool.push()
-        benchmark.startMeasurement()
-        for index in benchmark.scaledIterations {
-            AutoreleasePool.autorelease(consuming: references.owned[index].takeRetainedValue())
-        }
-        benchmark.stopMeasurement()
-        AutoreleasePool.pop(token)
-        blackHole(references)
+        measureOwnedHandOver(benchmark)
     }
 
     // Diagnostic twin of the benchmark above: the same hand-over with coalescing off, so the
     // difference is the price of objc4's LRU scan of the 4 most recent slots.
     Benchmark("Autorelease: owned reference, autorelease(consuming:), coalescing off",
               configuration: configuration) { benchmark in
-        let references = OwnedReferences(count: benchmark.scaledIterations.count)
         let saved = AutoreleasePool.configuration
         AutoreleasePool.configuration.coalescing = .off
-        let token = AutoreleasePool.push()
-        benchmark.startMeasurement()
-        for index in benchmark.scaledIterations {
-            AutoreleasePool.autorelease(consuming: references.owned[index].takeRetainedValue())
-        }
-        benchmark.stopMeasurement()
-        AutoreleasePool.pop(token)
+        measureOwnedHandOver(benchmark)
         AutoreleasePool.configuration = saved
-        blackHole(references)
     }
 
     Benchmark("Naive pool: owned reference, append", configuration: configuration) { benchmark in

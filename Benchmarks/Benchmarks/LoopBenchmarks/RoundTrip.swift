@@ -72,11 +72,8 @@ final class LoopRoundTrip: RoundTripPeer, @unchecked Sendable {
     private var responder: PinnedThread?
 
     func start() {
-        ack = bench_eventfd()
-        precondition(ack >= 0, "eventfd set-up failed")
-        let ready = DispatchSemaphore(value: 0)
-        responder = PinnedThread(cpu: roundTripCPU) { self.serve(ready) }
-        ready.wait()
+        ack = makeAckEventfd()
+        responder = startResponder { self.serve($0) }
     }
 
     private func serve(_ ready: DispatchSemaphore) {
@@ -119,11 +116,8 @@ final class CFRunLoopRoundTrip: RoundTripPeer, @unchecked Sendable {
     private var responder: PinnedThread?
 
     func start() {
-        ack = bench_eventfd()
-        precondition(ack >= 0, "eventfd set-up failed")
-        let ready = DispatchSemaphore(value: 0)
-        responder = PinnedThread(cpu: roundTripCPU) { self.serve(ready) }
-        ready.wait()
+        ack = makeAckEventfd()
+        responder = startResponder { self.serve($0) }
     }
 
     private func serve(_ ready: DispatchSemaphore) {
@@ -159,6 +153,22 @@ final class CFRunLoopRoundTrip: RoundTripPeer, @unchecked Sendable {
         source = nil
         bench_close(ack)
     }
+}
+
+/// The eventfd A writes to acknowledge a round trip.
+func makeAckEventfd() -> Int32 {
+    let fd = bench_eventfd()
+    precondition(fd >= 0, "eventfd set-up failed")
+    return fd
+}
+
+/// Starts responder A on `roundTripCPU` running `serve`, and returns once `serve` signalled the
+/// semaphore it is given (its loop and source are installed).
+func startResponder(_ serve: @escaping @Sendable (DispatchSemaphore) -> Void) -> PinnedThread {
+    let ready = DispatchSemaphore(value: 0)
+    let responder = PinnedThread(cpu: roundTripCPU) { serve(ready) }
+    ready.wait()
+    return responder
 }
 
 /// Round trips before the measured span: the first ones pay for page faults and lazy set-up.
