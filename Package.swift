@@ -8,6 +8,7 @@ let package = Package(
     name: "RunLoopKit",
     products: [
         .library(name: "RunLoopKit", targets: ["RunLoopKit"]),
+        .library(name: "RunLoopDiagnostics", targets: ["RunLoopDiagnostics"]),
         .library(name: "RunLoopCore", targets: ["RunLoopCore"]),
         .library(name: "Autorelease", targets: ["Autorelease"]),
         .library(name: "Transactions", targets: ["Transactions"]),
@@ -23,10 +24,12 @@ let package = Package(
         .target(name: "PThreads"),
         // The autorelease pool's thread-locals (hot-page word, statistics state) in C.
         .target(name: "CPoolThreadWord"),
+        // The one diagnostics hook every module reports through.
+        .target(name: "RunLoopDiagnostics", dependencies: ["PThreads"]),
         // The three pillars; none imports another.
-        .target(name: "RunLoopCore", dependencies: ["CRunLoopShims", "PThreads"]),
-        .target(name: "Autorelease", dependencies: ["CPoolThreadWord", "PThreads"]),
-        .target(name: "Transactions", dependencies: ["PThreads"]),
+        .target(name: "RunLoopCore", dependencies: ["CRunLoopShims", "PThreads", "RunLoopDiagnostics"]),
+        .target(name: "Autorelease", dependencies: ["CPoolThreadWord", "PThreads", "RunLoopDiagnostics"]),
+        .target(name: "Transactions", dependencies: ["PThreads", "RunLoopDiagnostics"]),
         // Tracing, memory probe, lag monitor, exporters.
         .target(name: "LoopInstruments", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "CRunLoopShims", "PThreads"]),
         // Umbrella: re-exports, standard observers, bridges to a real CFRunLoop.
@@ -36,6 +39,7 @@ let package = Package(
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
 
+        .testTarget(name: "RunLoopDiagnosticsTests", dependencies: ["RunLoopDiagnostics"]),
         .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore"]),
         .testTarget(name: "DifferentialTests", dependencies: ["RunLoopCore"]),
         .testTarget(name: "AutoreleaseTests", dependencies: ["Autorelease"]),

@@ -1,0 +1,71 @@
+import PThreads
+
+/// The one place every RunLoopKit module reports a ``Diagnostic``.
+///
+/// By default each diagnostic is printed to standard error, once per id and item for the whole
+/// process (as CoreFoundation logs a misuse once and carries on). A replacement handler sees every
+/// occurrence; so does each ``DiagnosticsRecorder``, which tests use to assert what was reported.
+///
+/// ```swift
+/// import RunLoopDiagnostics
+///
+/// Diagnostics.setHandler { diagnostic in
+///     // forward to swift-log, a test log, a metrics counter …
+///     print("runloopkit:", diagnostic)
+/// }
+/// Diagnostics.resetHandler()   // back to standard error
+/// ```
+public enum Diagnostics {
+    /// Receives diagnostics on the thread that reported them.
+    public typealias Handler = @Sendable (Diagnostic) -> Void
+
+    private struct State {
+        var handler: Handler?            // nil: the standard-error printer
+        var printed: Set<String> = []    // the printer's once-per-id-and-item memory
+        var recorders: [DiagnosticsRecorder] = []
+    }
+
+    private static let state = Locked(State())
+
+    /// Replaces the handler for the whole process. Called on the reporting thread, with no
+    /// RunLoopKit lock held, so it may call back into the library.
+    public static func setHandler(_ handler: @escaping Handler) {
+        state.withLock { $0.handler = handler }
+    }
+
+    /// Restores the default handler (standard error) and forgets which lines it printed.
+    public static func resetHandler() {
+        state.withLock {
+            $0.handler = nil
+            $0.printed = []
+        }
+    }
+
+    /// Reports `diagnostic` to the handler and every active recorder.
+    public static func report(_ diagnostic: Diagnostic) {
+        let (handler, recorders, printFirst) = state.withLock { state -> (Handler?, [DiagnosticsRecorder], Bool) in
+            var first = false
+            if state.handler == nil {
+                first = state.printed.insert("\(diagnostic.id.rawValue)\u{1}\(diagnostic.item ?? "")").inserted
+            }
+            return (state.handler, state.recorders, first)
+        }
+        for recorder in recorders { recorder.append(diagnostic) }
+        if let handler {
+            handler(diagnostic)
+        } else if printFirst {
+            StandardErrorLine.write("RunLoopKit \(diagnostic)")
+        }
+    }
+
+    /// Reports a diagnostic built from its parts.
+    public static func report(_ severity: Diagnostic.Severity, _ id: DiagnosticID, _ message: String,
+                              item: String? = nil) {
+        report(Diagnostic(severity: severity, id: id, message: message, item: item))
+    }
+
+    static func add(_ recorder: DiagnosticsRecorder) { state.withLock { $0.recorders.append(recorder) } }
+    static func remove(_ recorder: DiagnosticsRecorder) {
+        state.withLock { $0.recorders.removeAll { $0 === recorder } }
+    }
+}
