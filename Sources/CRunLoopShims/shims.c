@@ -17,23 +17,22 @@ int rlk_eventfd_create(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
 int rlk_eventfd_signal(int fd) {
     uint64_t one = 1;
-    for (;;) {
-        ssize_t n = write(fd, &one, sizeof one);
-        if (n == (ssize_t)sizeof one) return 0;
-        if (n < 0 && errno == EINTR) continue;
-        // EAGAIN means the counter is saturated: the fd is readable already.
-        return (n < 0 && errno == EAGAIN) ? 0 : -1;
-    }
+    ssize_t n = write(fd, &one, sizeof one);
+    if (n == (ssize_t)sizeof one) return 0;
+    // EAGAIN means the counter is saturated: the fd is readable already.
+    if (n < 0 && errno == EAGAIN) return 0;
+    if (n >= 0) errno = EIO;
+    return -1;
 }
 
-uint64_t rlk_eventfd_drain(int fd) {
-    uint64_t value = 0;
-    for (;;) {
-        ssize_t n = read(fd, &value, sizeof value);
-        if (n == (ssize_t)sizeof value) return value;
-        if (n < 0 && errno == EINTR) continue;
-        return 0;
-    }
+int rlk_eventfd_read(int fd, uint64_t *value) {
+    *value = 0;
+    ssize_t n = read(fd, value, sizeof *value);
+    if (n == (ssize_t)sizeof *value) return 0;
+    if (n < 0 && errno == EAGAIN) return 0;  // not readable: nothing to drain
+    if (n >= 0) errno = EIO;                 // a short read cannot happen on an eventfd
+    *value = 0;
+    return -1;
 }
 
 int rlk_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
@@ -103,6 +102,7 @@ int rlk_epoll_wait_ns(int epfd, uint64_t *tokens, uint32_t *ready, int max, int6
         }
         if (n >= 0) return rlk_copy_events(events, n, tokens, ready);
         if (errno != EINTR) return -1;
+        // Interrupted: wait for the rest of the time.
         if (timeout_ns > 0) {
             uint64_t now = rlk_monotonic_ns();
             timeout_ns = now >= deadline ? 0 : (int64_t)(deadline - now);

@@ -1,37 +1,47 @@
 import CRunLoopShims
 import Synchronization
 
-/// Monotonic nanoseconds on a loop's clock.
+/// The time source of a ``Loop``: real monotonic time (``MonotonicClock``) or a
+/// ``VirtualClock`` whose waits jump instead of sleeping.
+///
+/// A loop clock is a Swift `Clock` with ``LoopInstant`` instants and `Duration` durations, so
+/// `Task.sleep(for:clock:)` and `clock.sleep(for:)` work on both kinds.
 ///
 /// ```swift
-/// let later: LoopInstant = MonotonicClock.shared.now + 1_000_000  // 1 ms from now
+/// let clock = VirtualClock()
+/// let loop = Loop(clock: clock)
+/// print(loop.clock.now)   // "0 ns"
 /// ```
-public typealias LoopInstant = UInt64
-
-/// The time source of a ``Loop``: real monotonic time or a ``VirtualClock``.
-///
-/// ```swift
-/// let loop = Loop(clock: VirtualClock())
-/// print(loop.clock.now)   // 0
-/// ```
-public protocol LoopClock: AnyObject, Sendable {
-    /// The current instant in nanoseconds.
-    var now: LoopInstant { get }
+public protocol LoopClock: Clock, AnyObject where Instant == LoopInstant, Duration == Swift.Duration {
     /// True when waits jump time instead of sleeping.
     var isVirtual: Bool { get }
 }
 
-/// `CLOCK_MONOTONIC` in nanoseconds, the clock CF uses on Linux (X2).
+/// `CLOCK_MONOTONIC`, the clock CF uses on Linux (X2).
 ///
 /// ```swift
-/// let t = MonotonicClock.shared.now
+/// let start = MonotonicClock.shared.now
+/// let elapsed = start.duration(to: MonotonicClock.shared.now)
 /// ```
 public final class MonotonicClock: LoopClock {
     /// The process-wide instance.
     public static let shared = MonotonicClock()
     private init() {}
-    public var now: LoopInstant { rlk_monotonic_ns() }
+
+    public var now: LoopInstant { LoopInstant(nanoseconds: rlk_monotonic_ns()) }
     public var isVirtual: Bool { false }
+    public var minimumResolution: Duration { .nanoseconds(1) }
+
+    /// Suspends the task until `deadline` on this clock (the suspending clock does the waiting:
+    /// on Linux both read `CLOCK_MONOTONIC`).
+    public func sleep(until deadline: LoopInstant, tolerance: Duration? = nil) async throws {
+        let remaining = now.duration(to: deadline)
+        guard remaining > .zero else {
+            try Task.checkCancellation()
+            return
+        }
+        try await Task.sleep(for: remaining, tolerance: tolerance, clock: .suspending)
+    }
 }
 
 /// A clock that only moves when told to or when a loop waits.
@@ -39,54 +49,98 @@ public final class MonotonicClock: LoopClock {
 /// A loop on a virtual clock never sleeps for time: a wait first polls its descriptors with a
 /// zero timeout, then jumps `now` to the next deadline (a timer or the run timeout). Only when
 /// there is no deadline at all does it block, on the real descriptors (wake-ups, ports, fds).
+/// Tasks sleeping on the clock resume when it reaches their deadline, in deadline order.
 ///
 /// ```swift
 /// let clock = VirtualClock()
-/// clock.advance(seconds: 0.075)   // simulate 75 ms of work inside a callout
+/// clock.advance(by: .milliseconds(75))   // simulate 75 ms of work inside a callout
 /// ```
 public final class VirtualClock: LoopClock {
     private let current: Atomic<UInt64>
+    let sleepers = VirtualSleepers()
 
-    /// Creates a clock reading `start` nanoseconds.
-    public init(start: LoopInstant = 0) { current = Atomic(start) }
+    /// Creates a clock reading `start`.
+    public init(start: LoopInstant = .zero) { current = Atomic(start.nanoseconds) }
 
-    public var now: LoopInstant { current.load(ordering: .acquiring) }
+    public var now: LoopInstant { LoopInstant(nanoseconds: nowNanoseconds) }
     public var isVirtual: Bool { true }
+    public var minimumResolution: Duration { .nanoseconds(1) }
 
-    /// Moves time forward by `nanoseconds`.
-    public func advance(by nanoseconds: UInt64) {
-        _ = current.wrappingAdd(nanoseconds, ordering: .acquiringAndReleasing)
+    /// The current reading in nanoseconds (the loop's internal unit).
+    var nowNanoseconds: UInt64 { current.load(ordering: .acquiring) }
+
+    /// Moves time forward by `duration`; a negative duration throws and leaves time unchanged.
+    ///
+    /// ```swift
+    /// try clock.advance(by: .seconds(1))
+    /// ```
+    public func advance(by duration: Duration) throws(LoopError) {
+        guard duration >= .zero else { throw LoopError.negativeDuration(duration, what: "VirtualClock.advance(by:)") }
+        let step = Nanoseconds.from(duration)
+        let reached = current.wrappingAdd(step, ordering: .acquiringAndReleasing).newValue
+        sleepers.resume(upTo: reached)
     }
 
-    /// Moves time forward by `seconds` (negative or NaN values are ignored).
+    /// Moves time forward by `seconds`, a thin convenience over ``advance(by:)``: negative or
+    /// NaN values are ignored, as a clock cannot go back.
     public func advance(seconds: Double) {
         guard seconds > 0 else { return }
-        advance(by: Nanoseconds.from(seconds: seconds))
+        let step = Nanoseconds.from(seconds: seconds)
+        let reached = current.wrappingAdd(step, ordering: .acquiringAndReleasing).newValue
+        sleepers.resume(upTo: reached)
     }
 
-    /// Moves time forward to `instant` if it is later than `now` (a wait's jump).
-    func advance(to instant: LoopInstant) {
+    /// Moves time forward to `instant` if it is later than `now`.
+    public func advance(to instant: LoopInstant) { advance(toNanoseconds: instant.nanoseconds) }
+
+    /// Moves time forward to `instant` nanoseconds if later than now (a wait's jump).
+    func advance(toNanoseconds instant: UInt64) {
         var seen = current.load(ordering: .acquiring)
         while seen < instant {
             let (exchanged, original) = current.compareExchange(
                 expected: seen, desired: instant, ordering: .acquiringAndReleasing)
-            if exchanged { return }
+            if exchanged { break }
             seen = original
         }
+        sleepers.resume(upTo: max(seen, instant))
     }
+
+    /// Suspends the task until the clock reaches `deadline`. Cancelling the task resumes it at
+    /// once with `CancellationError`, and nothing stays registered.
+    ///
+    /// ```swift
+    /// let sleeper = Task { try await clock.sleep(for: .seconds(5)) }
+    /// try clock.advance(by: .seconds(5))   // the sleeper resumes
+    /// ```
+    public func sleep(until deadline: LoopInstant, tolerance: Duration? = nil) async throws {
+        try await sleepers.sleep(until: deadline.nanoseconds, clockNow: { self.nowNanoseconds })
+    }
+
+    /// How many tasks are sleeping on this clock (tests: a cancelled sleep leaves none).
+    public var sleepingTaskCount: Int { sleepers.count }
 }
 
-/// Seconds ↔ nanoseconds conversions with CF's clamps.
+/// Nanoseconds ↔ seconds and `Duration` conversions with CF's clamps.
 enum Nanoseconds {
     /// CF's TIMER_INTERVAL_LIMIT (504911232 s, ~16 years): longer intervals/timeouts are clamped
     /// (intervals) or mean "forever" (run timeouts).
     static let intervalLimitSeconds: Double = 504_911_232.0
+    static let intervalLimit: UInt64 = 504_911_232 * 1_000_000_000
 
     /// Converts a non-negative, finite number of seconds, clamped to the interval limit.
     static func from(seconds: Double) -> UInt64 {
         guard seconds > 0 else { return 0 }
         let clamped = min(seconds, intervalLimitSeconds)
         return UInt64((clamped * 1e9).rounded())
+    }
+
+    /// Converts a duration, negative as 0, saturating at `UInt64.max`.
+    static func from(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, duration > .zero else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return .max }
+        return add(whole, UInt64(attoseconds / 1_000_000_000))
     }
 
     static func seconds(_ ns: UInt64) -> Double { Double(ns) / 1e9 }
@@ -96,5 +150,44 @@ enum Nanoseconds {
     static func add(_ a: UInt64, _ b: UInt64) -> UInt64 {
         let (sum, overflow) = a.addingReportingOverflow(b)
         return overflow ? .max : sum
+    }
+}
+
+/// The `Double`-seconds conveniences: CF's reading of a number of seconds.
+enum Seconds {
+    /// A duration of `seconds`: negative as zero (CF clamps), beyond CF's interval limit clamped
+    /// to it; NaN must be refused by the caller.
+    static func duration(_ seconds: Double) -> Duration {
+        LoopInstant.duration(nanoseconds: Nanoseconds.from(seconds: seconds))
+    }
+}
+
+extension LoopClock {
+    /// `now` in nanoseconds, the loop's internal unit.
+    @inline(__always)
+    var nowNanoseconds: UInt64 { now.nanoseconds }
+}
+
+/// A run's timeout in nanoseconds: 0 polls once (L2), `.max` never times out (X5).
+struct RunTimeout {
+    let nanoseconds: UInt64
+
+    static let poll = RunTimeout(nanoseconds: 0)
+    static let forever = RunTimeout(nanoseconds: .max)
+
+    init(nanoseconds: UInt64) {
+        self.nanoseconds = nanoseconds > Nanoseconds.intervalLimit ? .max : nanoseconds
+    }
+
+    /// ≤ 0 polls; beyond CF's interval limit is forever.
+    init(_ duration: Duration) { self.init(nanoseconds: Nanoseconds.from(duration)) }
+
+    /// Seconds, not NaN: ≤ 0 polls; beyond CF's interval limit is forever.
+    init(seconds: Double) {
+        if seconds > Nanoseconds.intervalLimitSeconds {
+            self.init(nanoseconds: .max)
+        } else {
+            self.init(nanoseconds: Nanoseconds.from(seconds: seconds))
+        }
     }
 }

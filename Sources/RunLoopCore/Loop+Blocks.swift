@@ -1,3 +1,4 @@
+import RunLoopDiagnostics
 import CRunLoopShims
 #if canImport(Glibc)
 import Glibc
@@ -16,16 +17,22 @@ extension Loop {
     /// ```swift
     /// loop.perform(inMode: .default, label: "refresh") { print("refresh") }
     /// ```
+    ///
+    /// - Returns: false, with a diagnostic, when the loop's thread has exited: the block will
+    ///   never run.
+    @discardableResult
     public func perform(inMode mode: Loop.Mode = .default, label: String = "block",
-                        _ block: @escaping @Sendable () -> Void) {
+                        _ block: @escaping @Sendable () -> Void) -> Bool {
         enqueue(PendingBlock(target: .one(mode), label: label, work: block), modes: CollectionOfOne(mode))
     }
 
-    /// Queues a block for the next run of any of `modes` (B1). An empty list drops the block.
+    /// Queues a block for the next run of any of `modes` (B1). Returns false when the block
+    /// will never run: the list is empty, or the loop's thread has exited (with a diagnostic).
+    @discardableResult
     public func perform(inModes modes: [Loop.Mode], label: String = "block",
-                        _ block: @escaping @Sendable () -> Void) {
-        guard !modes.isEmpty else { return }
-        enqueue(PendingBlock(target: .several(modes), label: label, work: block), modes: modes)
+                        _ block: @escaping @Sendable () -> Void) -> Bool {
+        guard !modes.isEmpty else { return false }
+        return enqueue(PendingBlock(target: .several(modes), label: label, work: block), modes: modes)
     }
 
     /// `perform` followed by `wakeUp()`, for a loop that may be sleeping.
@@ -33,22 +40,28 @@ extension Loop {
     /// ```swift
     /// Loop.main.performAndWake { print("on the main loop") }
     /// ```
+    @discardableResult
     public func performAndWake(inMode mode: Loop.Mode = .default, label: String = "block",
-                               _ block: @escaping @Sendable () -> Void) {
-        perform(inMode: mode, label: label, block)
+                               _ block: @escaping @Sendable () -> Void) -> Bool {
+        guard perform(inMode: mode, label: label, block) else { return false }
         wakeUp()
+        return true
     }
 
-    private func enqueue<C: Collection<Loop.Mode>>(_ block: PendingBlock, modes names: C) {
-        lock.withLock {
-            guard !tornDown else {
-                Diagnostics.once("block-after-teardown", "a block was performed on a loop whose thread has exited; dropped")
-                return
-            }
+    private func enqueue<C: Collection<Loop.Mode>>(_ block: PendingBlock, modes names: C) -> Bool {
+        let accepted = lock.withLock { () -> Bool in
+            guard !tornDown else { return false }
             for name in names { _ = modeStateLocked(name, create: true) }
             blocks.append(block)
             hasBlocks.store(true, ordering: .releasing)
+            return true
         }
+        if !accepted {
+            Diagnostics.report(.error, .workAfterTeardown,
+                               "block '\(block.label)' was performed on a loop whose thread has exited; it will not run",
+                               item: block.label)
+        }
+        return accepted
     }
 
     /// Whether a pending block targets `state` (R4e). Lock held.
@@ -120,21 +133,32 @@ extension Loop {
     /// the fast path that skips BW/AW when work is already waiting (`didDispatchPortLastTime`).
     ///
     /// ```swift
-    /// worker.async(label: "reply") { print("on the worker's loop") }
+    /// worker.submit(label: "reply") { print("on the worker's loop") }
     /// ```
-    public func async(label: String = "mainQueue", _ work: @escaping @Sendable () -> Void) {
+    ///
+    /// - Returns: false, with a diagnostic, when the loop's thread has exited: the work will
+    ///   never run.
+    @discardableResult
+    public func submit(label: String = "mainQueue", _ work: @escaping @Sendable () -> Void) -> Bool {
         if isMainLoop {
             DispatchQueue.main.async(execute: work)
-            return
+            return true
         }
-        lock.withLock {
-            guard !tornDown else {
-                Diagnostics.once("async-after-teardown", "async work was queued on a loop whose thread has exited; dropped")
-                return
-            }
+        let (accepted, signalled) = lock.withLock { () -> (Bool, Result<Int32, SystemCallError>) in
+            guard !tornDown else { return (false, .success(0)) }
             asyncPending.append(AsyncWork(label: label, work: work))
-            if asyncPending.count == 1 { _ = rlk_eventfd_signal(asyncFD) }
+            guard asyncPending.count == 1 else { return (true, .success(0)) }
+            // The queue became non-empty: make the async descriptor readable. Under the lock,
+            // so teardown cannot close the descriptor in between.
+            return (true, valueOrErrno("eventfd write") { rlk_eventfd_signal(asyncFD) })
         }
+        signalled.reportingFailure(.systemCallFailed, "waking the loop for submitted work", item: label)
+        if !accepted {
+            Diagnostics.report(.error, .workAfterTeardown,
+                               "work '\(label)' was submitted to a loop whose thread has exited; it will not run",
+                               item: label)
+        }
+        return accepted
     }
 
     /// L1: the descriptor the async queue signals if this run services it, else -1. Lock held,
@@ -161,11 +185,13 @@ extension Loop {
         }
         if port >= 0 {
             if state.asyncInSet < 0 {
-                _ = rlk_epoll_add(state.epollFD, port, 1, WaitToken.async, 0)
+                valueOrErrno("epoll_ctl(ADD)") { rlk_epoll_add(state.epollFD, port, 1, WaitToken.async, 0) }
+                    .reportingFailure(.systemCallFailed, "adding the async queue to mode '\(state.mode)'")
                 state.asyncInSet = port
             }
         } else if state.asyncInSet >= 0 {
-            _ = rlk_epoll_remove(state.epollFD, state.asyncInSet)
+            valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD, state.asyncInSet) }
+                .reportingFailure(.systemCallFailed, "taking the async queue out of mode '\(state.mode)'")
             frame.removedAsyncPort = state.asyncInSet
             state.asyncInSet = -1
         }
@@ -178,7 +204,8 @@ extension Loop {
     func restoreAsyncPort(_ state: ModeState, _ frame: RunFrame) {
         guard frame.removedAsyncPort >= 0 else { return }
         if !tornDown && state.asyncInSet < 0 {
-            _ = rlk_epoll_add(state.epollFD, frame.removedAsyncPort, 1, WaitToken.async, 0)
+            valueOrErrno("epoll_ctl(ADD)") { rlk_epoll_add(state.epollFD, frame.removedAsyncPort, 1, WaitToken.async, 0) }
+                .reportingFailure(.systemCallFailed, "putting the async queue back into mode '\(state.mode)'")
             state.asyncInSet = frame.removedAsyncPort
         }
         frame.removedAsyncPort = -1
@@ -198,7 +225,7 @@ extension Loop {
 
     /// The fast-path probe (SCF 3036): is work waiting right now? Consumes the readiness.
     func asyncReadyNow() -> Bool {
-        if isMainLoop { return rlk_eventfd_drain(dispatchFD) > 0 }
+        if isMainLoop { return drainCounter(dispatchFD, "the main queue's descriptor") > 0 }
         return lock.withLock { !asyncPending.isEmpty }
     }
 
@@ -214,7 +241,7 @@ extension Loop {
         lock.lock()
         insideAsyncDrain += 1
         swap(&asyncPending, &frame.scratch.pointee.async)
-        _ = rlk_eventfd_drain(asyncFD)
+        _ = drainCounter(asyncFD, "the async queue's descriptor")
         lock.unlock()
         var index = 0
         while index < frame.scratch.pointee.async.count {

@@ -219,7 +219,7 @@ extension Loop {
 
     /// Fires every valid, non-firing timer due at `now`, in fire-date order (T4).
     func doTimers(_ state: ModeState, _ frame: RunFrame) {
-        let now = clock.now
+        let now = clock.nowNanoseconds
         lock.lock()
         for timer in state.timers {
             let (date, eligible) = timer.core.lock.withLock {
@@ -241,8 +241,8 @@ extension Loop {
 
     /// T5: fire one timer, then invalidate it (one-shot), keep a date set in the callout, or
     /// advance it on its original grid past `now`, skipping missed ticks.
-    private func doTimer(_ timer: LoopTimer, _ state: ModeState, limit: LoopInstant) {
-        let started: (old: LoopInstant, oneShot: Bool)? = timer.core.lock.withLock {
+    private func doTimer(_ timer: LoopTimer, _ state: ModeState, limit: UInt64) {
+        let started: (old: UInt64, oneShot: Bool)? = timer.core.lock.withLock {
             let mine = timer.core.homes.contains { $0.loop === self }
             guard timer.core.valid, timer.fireDate <= limit, !timer.firing, mine else { return nil }
             timer.firing = true
@@ -259,7 +259,7 @@ extension Loop {
             guard timer.core.valid else { return false }
             if !timer.rescheduledInCallout {
                 // Catch-up coalescing on the original grid (T5.6).
-                let now = clock.now
+                let now = clock.nowNanoseconds
                 let interval = timer.intervalNs
                 var next = started.old
                 if next <= now {

@@ -1,3 +1,4 @@
+import RunLoopDiagnostics
 import CRunLoopShims
 
 // Running: CFRunLoopRunSpecific (R1–R6) and the pass loop of __CFRunLoopRun (§3).
@@ -6,20 +7,43 @@ extension Loop {
     /// Runs the loop in `mode` until the timeout, a stop, a handled source (when
     /// `returnAfterSourceHandled`), or the mode becoming empty (CFRunLoopRunInMode).
     ///
-    /// Must be called on the loop's own thread. A timeout ≤ 0 makes exactly one polling pass;
-    /// NaN is treated as 0 with a one-time diagnostic.
+    /// Must be called on the loop's own thread. A timeout of zero or less makes exactly one
+    /// polling pass; one beyond CF's interval limit (about 16 years) means no timeout.
     ///
     /// ```swift
-    /// switch loop.run(mode: .default, timeout: 0.5, returnAfterSourceHandled: true) {
+    /// let loop = Loop(clock: VirtualClock())
+    /// switch loop.run(mode: .default, timeout: .milliseconds(500), returnAfterSourceHandled: true) {
     /// case .handledSource: print("a source ran")
     /// case .finished: print("nothing to run in this mode")
     /// default: break
     /// }
     /// ```
     @discardableResult
-    public func run(mode: Loop.Mode = .default, timeout: Double, returnAfterSourceHandled: Bool = false) -> Loop.RunResult {
+    public func run(mode: Loop.Mode = .default, timeout: Duration,
+                    returnAfterSourceHandled: Bool = false) -> Loop.RunResult {
         checkOwnerThread("run(mode:timeout:returnAfterSourceHandled:)")
-        return runSpecific(mode, seconds: timeout, stopAfterHandle: returnAfterSourceHandled)
+        return runSpecific(mode, timeout: RunTimeout(timeout), stopAfterHandle: returnAfterSourceHandled)
+    }
+
+    /// CF-style convenience with the timeout in seconds (`CFRunLoopRunInMode`'s
+    /// `CFTimeInterval`): ≤ 0 polls once; NaN is treated as 0 and reported as a diagnostic.
+    ///
+    /// ```swift
+    /// let loop = Loop(clock: VirtualClock())
+    /// loop.run(mode: .default, timeout: 0)   // one polling pass
+    /// ```
+    @discardableResult
+    public func run(mode: Loop.Mode = .default, timeout seconds: Double,
+                    returnAfterSourceHandled: Bool = false) -> Loop.RunResult {
+        checkOwnerThread("run(mode:timeout:returnAfterSourceHandled:)")
+        var timeout = RunTimeout.poll
+        if seconds.isNaN {
+            Diagnostics.report(.warning, .runTimeoutNaN,
+                               "Loop.run called with a NaN timeout; treated as 0 (one polling pass)")
+        } else {
+            timeout = RunTimeout(seconds: seconds)
+        }
+        return runSpecific(mode, timeout: timeout, stopAfterHandle: returnAfterSourceHandled)
     }
 
     /// Runs the default mode until it is stopped or finished (CFRunLoopRun, R6).
@@ -30,7 +54,7 @@ extension Loop {
     public func run() {
         checkOwnerThread("run()")
         while true {
-            let result = runSpecific(.default, seconds: 1e10, stopAfterHandle: false)
+            let result = runSpecific(.default, timeout: .forever, stopAfterHandle: false)
             if result == .stopped || result == .finished { return }
         }
     }
@@ -40,14 +64,14 @@ extension Loop {
     /// A `stop()` ends the current run, not this call.
     ///
     /// ```swift
-    /// loop.run(until: loop.clock.now + 100_000_000)   // 100 ms
+    /// loop.run(until: loop.clock.now.advanced(by: .milliseconds(100)))
     /// ```
     public func run(until deadline: LoopInstant) {
         checkOwnerThread("run(until:)")
         while true {
-            let now = clock.now
-            guard now < deadline, !isFinished(mode: .default) else { return }
-            runSpecific(.default, seconds: Nanoseconds.seconds(deadline - now), stopAfterHandle: true)
+            let now = clock.nowNanoseconds
+            guard now < deadline.nanoseconds, !isFinished(mode: .default) else { return }
+            runSpecific(.default, timeout: RunTimeout(nanoseconds: deadline.nanoseconds - now), stopAfterHandle: true)
         }
     }
 
@@ -62,6 +86,7 @@ extension Loop {
 
     /// R4, `__CFRunLoopModeIsEmpty`. Observers do not count. Lock held.
     func isEmptyLocked(_ state: ModeState) -> Bool {
+        if state.waitFailed { return true }  // see `ModeState.waitFailed`
         // R4a: the main-queue clause (main loop), or its per-loop analogue: a common mode of a
         // loop whose async queue holds work (so an observer-only mode stays empty, case 1).
         if isMainLoop {
@@ -75,17 +100,12 @@ extension Loop {
 
     /// CFRunLoopRunSpecific.
     @discardableResult
-    func runSpecific(_ name: Loop.Mode, seconds requested: Double, stopAfterHandle: Bool) -> Loop.RunResult {
+    func runSpecific(_ name: Loop.Mode, timeout: RunTimeout, stopAfterHandle: Bool) -> Loop.RunResult {
         // R1: the common-modes pseudo-mode cannot be run.
         if name == .common {
-            Diagnostics.once("run-common-modes",
-                             "invalid mode 'kCFRunLoopCommonModes' provided to Loop.run; returning .finished")
+            Diagnostics.report(.warning, .runCommonModes,
+                               "invalid mode 'kCFRunLoopCommonModes' provided to Loop.run; returning .finished")
             return .finished
-        }
-        var seconds = requested
-        if seconds.isNaN {
-            Diagnostics.once("run-nan-timeout", "Loop.run called with a NaN timeout; treated as 0 (one polling pass)")
-            seconds = 0
         }
         lock.lock()
         // R2: a torn-down loop.
@@ -112,13 +132,13 @@ extension Loop {
             if frames.count == depth { frames.append(RunFrame()) }
             let frame = frames.withUnsafeBufferPointer { Unmanaged.passUnretained($0[depth]) }
             return frame._withUnsafeGuaranteedRef { frame in
-                runPushed(name, state, frame, seconds, stopAfterHandle)
+                runPushed(name, state, frame, timeout, stopAfterHandle)
             }
         }
     }
 
     /// R5.1 (rest) to R5.7, lock held on entry, for a mode and a frame the loop keeps alive.
-    private func runPushed(_ name: Loop.Mode, _ state: ModeState, _ frame: RunFrame, _ seconds: Double,
+    private func runPushed(_ name: Loop.Mode, _ state: ModeState, _ frame: RunFrame, _ timeout: RunTimeout,
                            _ stopAfterHandle: Bool) -> Loop.RunResult {
         frame.stopped = false
         frame.ignoreWakeUps = false
@@ -150,7 +170,7 @@ extension Loop {
             }
         }
         // R5.4; returns with the lock held.
-        let result = runPasses(state, frame, seconds, stopAfterHandle, settledPort: settledPort)
+        let result = runPasses(state, frame, timeout, stopAfterHandle, settledPort: settledPort)
         // R5.5 Exit: still this mode. Same shortcut as Entry.
         if hasSink || state.observerMask.load(ordering: .relaxed) & Loop.Activity.exit.rawValue != 0 {
             lock.unlock()
@@ -170,7 +190,7 @@ extension Loop {
     /// lock held; every callout and wait runs with it released. Called with the lock held,
     /// unless `settledPort` carries L0/L1's outcome (no stop, this async port) from before
     /// the Entry callouts.
-    private func runPasses(_ state: ModeState, _ frame: RunFrame, _ seconds: Double,
+    private func runPasses(_ state: ModeState, _ frame: RunFrame, _ timeout: RunTimeout,
                            _ stopAfterHandle: Bool, settledPort: Int32?) -> Loop.RunResult {
         let asyncPort: Int32
         if let settledPort {
@@ -186,13 +206,11 @@ extension Loop {
 
         // L2: the deadline. ≤ 0 → poll; beyond the interval limit → forever (X5: no timer
         // needed, the waiter computes its own timeout).
-        let deadline: LoopInstant
-        if seconds <= 0 {
-            deadline = 0
-        } else if seconds <= Nanoseconds.intervalLimitSeconds {
-            deadline = Nanoseconds.add(clock.now, Nanoseconds.from(seconds: seconds))
-        } else {
-            deadline = .max
+        let deadline: UInt64
+        switch timeout.nanoseconds {
+        case 0: deadline = 0
+        case .max: deadline = .max
+        case let span: deadline = Nanoseconds.add(clock.nowNanoseconds, span)
         }
         var didDispatchPortLastTime = true
 
@@ -207,7 +225,7 @@ extension Loop {
             if wakePending {
                 lock.lock()
                 if wakePending && wakeSerial != frame.serial {
-                    _ = rlk_eventfd_drain(wakeFD)
+                    _ = drainCounter(wakeFD, "a stale wake-up")
                     wakePending = false
                 }
                 lock.unlock()
@@ -237,7 +255,7 @@ extension Loop {
                     // A quiet poll makes no system call: it is over within this critical
                     // section, so no other thread can tell it from no wait at all (W4), and the
                     // pass goes on to its exit checks without another lock round trip.
-                    live = armed != .max && armed <= clock.now ? .timer : .none
+                    live = armed != .max && armed <= clock.nowNanoseconds ? .timer : .none
                     frame.ignoreWakeUps = true                           // W3 (3130)
                 } else {
                     sleeping = true                                      // W4 (3063)
@@ -262,7 +280,9 @@ extension Loop {
             // HANDLE (3137): exactly one cause per pass (L-c). Lock held.
             switch live {
             case .none, .wake:
-                break                                                    // (3180)
+                break
+            case .failed:
+                return .finished                                         // reported by `wait`                                                    // (3180)
             case .timer:
                 lock.unlock()
                 doTimers(state, frame)                                   // L-b, T4 (3199)
@@ -286,7 +306,7 @@ extension Loop {
 
             // Exit checks in CF's order (L-e, 3275-3287); emptiness only now (L-f).
             if handled && stopAfterHandle { return .handledSource }
-            if deadline == 0 || deadline <= clock.now { return .timedOut }
+            if deadline == 0 || deadline <= clock.nowNanoseconds { return .timedOut }
             if consumeStop(state, frame) { return .stopped }
             if isEmptyLocked(state) { return .finished }
             lock.unlock()

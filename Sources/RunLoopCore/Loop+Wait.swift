@@ -1,3 +1,9 @@
+import RunLoopDiagnostics
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import CRunLoopShims
 
 /// What ended a wait (SCF's `livePort`).
@@ -7,6 +13,8 @@ enum LivePort {
     case timer
     case async
     case source(token: UInt64, ready: UInt32)
+    /// The wait set failed (not EINTR): the mode cannot wait any more (see `ModeState.waitFailed`).
+    case failed
 }
 
 extension Loop {
@@ -27,16 +35,16 @@ extension Loop {
     ///
     /// `quiet` (see `isQuietLocked`) and `armed` (the mode's timer deadline) were read by the
     /// caller under the lock when it set `sleeping`; `serial` identifies the waiting run.
-    func wait(_ state: ModeState, poll: Bool, until deadline: LoopInstant, asyncPort: Int32,
-              quiet: Bool, armed: LoopInstant, serial: UInt64) -> LivePort {
+    func wait(_ state: ModeState, poll: Bool, until deadline: UInt64, asyncPort: Int32,
+              quiet: Bool, armed: UInt64, serial: UInt64) -> LivePort {
         if quiet {
             // Nothing in the set can be ready: a poll, or a virtual wait with a deadline, needs
             // no system call.
-            if armed != .max && armed <= clock.now { return .timer }
+            if armed != .max && armed <= clock.nowNanoseconds { return .timer }
             if poll { return .none }
             let target = min(armed, deadline)
             if let virtualClock, target != .max {
-                virtualClock.advance(to: target)
+                virtualClock.advance(toNanoseconds: target)
                 return timerDue(state) ? .timer : .none
             }
         }
@@ -54,30 +62,39 @@ extension Loop {
             } else if deadline == .max {
                 timeout = -1
             } else {
-                let now = clock.now
+                let now = clock.nowNanoseconds
                 timeout = deadline > now ? Int64(clamping: deadline - now) : 0
             }
-            let count = rlk_epoll_wait_ns(state.epollFD, &token, &ready, 1, timeout)
+            let count = rlk_epoll_wait_ns(state.epollFD, &token, &ready, 1, timeout)  // retries EINTR
+            if count < 0 {
+                // Never a timeout: an error here (EBADF, EINVAL, EFAULT) would fail again on
+                // every pass. The mode is marked failed, so this run and later ones finish.
+                let failure = SystemCallError(call: "epoll_wait", code: errno)
+                lock.withLock { state.waitFailed = true }
+                Diagnostics.report(.error, .waitFailed,
+                                   "the wait set of mode '\(state.mode)' failed: \(failure); the mode is treated as empty from now on")
+                return .failed
+            }
             if count > 0 {
                 switch token {
                 case WaitToken.wake:
-                    let (forThisRun, armedNow) = lock.withLock { () -> (Bool, LoopInstant) in
-                        _ = rlk_eventfd_drain(wakeFD)
+                    let (forThisRun, armedNow) = lock.withLock { () -> (Bool, UInt64) in
+                        _ = drainCounter(wakeFD, "the wake-up descriptor")
                         wakePending = false
                         return (wakeSerial == serial, state.armedDeadline)
                     }
                     // A wake-up decided for an earlier run whose write landed only now (see
                     // `wakeUp`) is stale: the earlier run would have dropped it (no L-g).
                     if !forThisRun { continue }
-                    return armedNow != .max && armedNow <= clock.now ? .timer : .wake
+                    return armedNow != .max && armedNow <= clock.nowNanoseconds ? .timer : .wake
                 case WaitToken.timer:
-                    _ = rlk_eventfd_drain(state.timerFD)  // a timerfd reads like an eventfd
+                    _ = drainCounter(state.timerFD, "the timer descriptor of mode '\(state.mode)'")  // a timerfd reads like an eventfd
                     if timerDue(state) { return .timer }
                     blockOnDescriptors = false  // stale, or a virtual deadline moved: recompute
                     continue
                 case WaitToken.async:
                     if timerDue(state) { return .timer }
-                    if isMainLoop { _ = rlk_eventfd_drain(asyncPort) }  // X1: acknowledge libdispatch's poke
+                    if isMainLoop { _ = drainCounter(asyncPort, "the main queue's descriptor") }  // X1: acknowledge libdispatch's poke
                     return .async
                 default:
                     if timerDue(state) { return .timer }
@@ -93,10 +110,10 @@ extension Loop {
                     blockOnDescriptors = true
                     continue
                 }
-                virtualClock.advance(to: target)
+                virtualClock.advance(toNanoseconds: target)
                 return timerDue(state) ? .timer : .none
             }
-            if clock.now >= deadline { return .none }  // the run's timeout (X5)
+            if clock.nowNanoseconds >= deadline { return .none }  // the run's timeout (X5)
             // woke early (EINTR, rounding): wait for the rest
         }
     }
@@ -110,6 +127,6 @@ extension Loop {
     @inline(__always)
     func timerDue(_ state: ModeState) -> Bool {
         let deadline = lock.withLock { state.armedDeadline }
-        return deadline != .max && deadline <= clock.now
+        return deadline != .max && deadline <= clock.nowNanoseconds
     }
 }

@@ -28,7 +28,7 @@ public final class Loop: @unchecked Sendable {
 
     let lock = PThreadMutex()
     /// The loop's clock: real monotonic time, or a virtual clock whose waits jump.
-    public let clock: LoopClock
+    public let clock: any LoopClock
     let virtualClock: VirtualClock?
     let owner: pthread_t
     let ownerTID: Int64
@@ -118,12 +118,12 @@ public final class Loop: @unchecked Sendable {
     /// let clock = VirtualClock()
     /// let loop = Loop(clock: clock)
     /// ```
-    public convenience init(clock: LoopClock) {
+    public convenience init(clock: any LoopClock) {
         self.init(clock: clock, owner: pthread_self(), ownerTID: rlk_gettid(), registered: false,
                   isMain: false)
     }
 
-    init(clock: LoopClock, owner: pthread_t, ownerTID: Int64, registered: Bool, isMain: Bool) {
+    init(clock: any LoopClock, owner: pthread_t, ownerTID: Int64, registered: Bool, isMain: Bool) {
         self.clock = clock
         self.virtualClock = clock as? VirtualClock
         self.owner = owner
@@ -131,15 +131,12 @@ public final class Loop: @unchecked Sendable {
         self.ownerName = Loop.threadName(owner)
         self.isRegistered = registered
         self.isMainLoop = isMain
-        let fd = rlk_eventfd_create()
-        precondition(fd >= 0, "Loop: eventfd failed (errno \(errno)); the process is out of file descriptors")
-        wakeFD = fd
+        wakeFD = essentialDescriptor("eventfd", for: "a loop's wake-up descriptor") { rlk_eventfd_create() }
         let base = RunFrame()
         base.ignoreWakeUps = true
         frames = [base]
         if !isMain {
-            asyncFD = rlk_eventfd_create()
-            precondition(asyncFD >= 0, "Loop: eventfd failed (errno \(errno)); the process is out of file descriptors")
+            asyncFD = essentialDescriptor("eventfd", for: "a loop's async-queue descriptor") { rlk_eventfd_create() }
         }
         _ = modeStateLocked(.default, create: true)  // M2: the default mode exists from the start
     }
@@ -167,22 +164,15 @@ public final class Loop: @unchecked Sendable {
     /// ```
     public func addCommonMode(_ mode: Loop.Mode) {
         guard mode != .common else { return }
-        var scheduled: [(LoopSource, Loop.Mode)] = []
-        lock.withLock {
-            guard !tornDown, !commonModeNames.contains(mode) else { return }
+        let scheduled: [LoopSource] = lock.withLock {
+            guard !tornDown, !commonModeNames.contains(mode) else { return [] }
             commonModeNames.insert(mode)
             modes[mode]?.isCommon = true
             bumpControlEpoch()
-            guard !commonItems.isEmpty else { return }
-            let state = modeStateLocked(mode, create: true)!
-            let items = commonItems
-            for s in items.sources0 where addLocked(s, to: state) { scheduled.append((s, mode)) }
-            for o in items.observers { addLocked(o, to: state) }
-            for t in items.timers { addLocked(t, to: state) }
-            for p in items.ports { addLocked(p, to: state) }
-            for f in items.files { addLocked(f, to: state) }
+            guard !commonItems.isEmpty else { return [] }
+            return addCommonItemsLocked(to: modeStateLocked(mode, create: true)!)
         }
-        for (source, m) in scheduled { source.scheduleCallout?(self, m) }
+        for source in scheduled { source.didJoin(self, modes: [mode]) }
     }
 
     /// The mode's state, created if asked (M1). Lock held.
@@ -257,7 +247,8 @@ public final class Loop: @unchecked Sendable {
             return wakeFD
         }
         guard fd >= 0 else { return }
-        _ = rlk_eventfd_signal(fd)
+        valueOrErrno("write(eventfd)") { rlk_eventfd_signal(fd) }
+            .reportingFailure(.systemCallFailed, "waking the loop")
         wakeWritesInFlight.wrappingSubtract(1, ordering: .releasing)
     }
 
@@ -289,8 +280,8 @@ public final class Loop: @unchecked Sendable {
         // A wakeUp() that decided before the teardown may still be writing the descriptor;
         // closing it first could let that write hit a reused descriptor number.
         while wakeWritesInFlight.load(ordering: .acquiring) != 0 { sched_yield() }
-        if wakeFD >= 0 { close(wakeFD); wakeFD = -1 }
-        if asyncFD >= 0 { close(asyncFD); asyncFD = -1 }
+        if wakeFD >= 0 { closeDescriptor(wakeFD, "a loop's wake-up descriptor"); wakeFD = -1 }
+        if asyncFD >= 0 { closeDescriptor(asyncFD, "a loop's async-queue descriptor"); asyncFD = -1 }
         tornDown = true
         bumpControlEpoch()
     }

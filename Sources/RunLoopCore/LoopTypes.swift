@@ -98,28 +98,24 @@ extension Loop {
     }
 }
 
-/// Errors for refused input.
+/// Errors for refused input. Nothing was changed when one is thrown.
 ///
 /// ```swift
-/// do { _ = try LoopTimer(fireAt: 0, interval: .nan) { _ in } }
-/// catch { print(error) }   // "invalid timer interval nan: …"
+/// do { _ = try LoopTimer(fireAt: .zero, interval: .seconds(-1)) { _ in } }
+/// catch { print(error) }   // "LoopTimer interval is negative (-1.0 seconds): …"
 /// ```
-public enum LoopError: Error, CustomStringConvertible, Equatable {
-    /// A NaN timer interval (CF crashes on it, T1).
-    case invalidInterval(Double)
-    /// A NaN timer tolerance.
-    case invalidTolerance(Double)
-    /// A NaN delay for `LoopTimer(after:…)`.
-    case invalidDelay(Double)
+public enum LoopError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// A negative duration where only zero or more makes sense; `what` names the parameter.
+    case negativeDuration(Duration, what: String)
+    /// A NaN number of seconds given to a `Double` convenience; `what` names the parameter.
+    case notANumber(what: String)
 
     public var description: String {
         switch self {
-        case .invalidInterval(let v):
-            return "invalid timer interval \(v): an interval must be a number of seconds (negative values mean 0, a one-shot timer)"
-        case .invalidTolerance(let v):
-            return "invalid timer tolerance \(v): a tolerance must be a number of seconds (negative values mean 0)"
-        case .invalidDelay(let v):
-            return "invalid timer delay \(v): a delay must be a number of seconds (negative values mean now)"
+        case let .negativeDuration(duration, what):
+            return "\(what) is negative (\(duration)): a duration here must be zero or more"
+        case let .notANumber(what):
+            return "\(what) is NaN: a number of seconds must be a number"
         }
     }
 }

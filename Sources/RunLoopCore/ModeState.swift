@@ -38,6 +38,9 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     // run-time exclusivity checks cost more than the work on the pass (see `Loop`).
     /// `stop(mode:)` is sticky until a run of this mode consumes it (W2).
     @exclusivity(unchecked) var stopped = false
+    /// The epoll set failed in a wait (not EINTR): the mode counts as empty from then on, so
+    /// runs of it return `.finished` instead of failing again on every pass.
+    @exclusivity(unchecked) var waitFailed = false
     /// Whether the mode is one of the loop's common modes (cached from `commonModeNames`).
     @exclusivity(unchecked) var isCommon = false
     @exclusivity(unchecked) var sources0: [LoopSource] = []
@@ -48,13 +51,13 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// Sorted by fire date, ties in insertion order (T2).
     @exclusivity(unchecked) var timers: [LoopTimer] = []
     /// When the mode's timer descriptor fires (`.max` = disarmed); see `rearm` (T3, T8).
-    @exclusivity(unchecked) var armedDeadline: LoopInstant = .max
+    @exclusivity(unchecked) var armedDeadline: UInt64 = .max
     /// The async queue's descriptor while it is in `epollFD`, else -1 (L1, see
     /// `Loop.asyncPortForRun`). Loop thread, under the lock.
     @exclusivity(unchecked) var asyncInSet: Int32 = -1
     /// Real clock: the deadline the timerfd is actually armed at (`.max` = disarmed). It
     /// lags `armedDeadline` while nobody waits on the set; see `rearm` and `syncTimerFD`.
-    @exclusivity(unchecked) var kernelDeadline: LoopInstant = .max
+    @exclusivity(unchecked) var kernelDeadline: UInt64 = .max
 
     let epollFD: Int32
     let timerFD: Int32
@@ -63,18 +66,24 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     init(mode: Loop.Mode, wakeFD: Int32, virtualClock: Bool) {
         self.mode = mode
         self.virtualClock = virtualClock
-        epollFD = rlk_epoll_create()
-        timerFD = virtualClock ? rlk_eventfd_create() : rlk_timerfd_create()
-        precondition(epollFD >= 0 && timerFD >= 0,
-                     "Loop: cannot create the descriptors of mode '\(mode.name)' (errno \(errno)); the process is out of file descriptors")
-        _ = rlk_epoll_add(epollFD, wakeFD, 1, WaitToken.wake, 0)
-        _ = rlk_epoll_add(epollFD, timerFD, 1, WaitToken.timer, 0)
+        let epollFD = essentialDescriptor("epoll_create1", for: "the wait set of mode '\(mode)'") { rlk_epoll_create() }
+        let timerFD = virtualClock
+            ? essentialDescriptor("eventfd", for: "the timer descriptor of mode '\(mode)'") { rlk_eventfd_create() }
+            : essentialDescriptor("timerfd_create", for: "the timer descriptor of mode '\(mode)'") { rlk_timerfd_create() }
+        _ = essentialDescriptor("epoll_ctl(ADD)", for: "the wait set of mode '\(mode)'") {
+            rlk_epoll_add(epollFD, wakeFD, 1, WaitToken.wake, 0)
+        }
+        _ = essentialDescriptor("epoll_ctl(ADD)", for: "the wait set of mode '\(mode)'") {
+            rlk_epoll_add(epollFD, timerFD, 1, WaitToken.timer, 0)
+        }
+        self.epollFD = epollFD
+        self.timerFD = timerFD
     }
 
     /// Closes the mode's descriptors (loop teardown).
     func closeDescriptors() {
-        close(epollFD)
-        close(timerFD)
+        closeDescriptor(epollFD, "the wait set of mode '\(mode)'")
+        closeDescriptor(timerFD, "the timer descriptor of mode '\(mode)'")
     }
 
     /// Call after every change of `observers`. Lock held.
@@ -101,8 +110,8 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// ≤ `hard`, so timers within each other's tolerance fire in one pass, and a lone timer
     /// is never delayed for nothing.
     func rearm(waiting: Bool) {
-        var hard = LoopInstant.max
-        var wake = LoopInstant.max
+        var hard = UInt64.max
+        var wake = UInt64.max
         for timer in timers {
             let (date, tolerance, skip) = timer.core.lock.withLock {
                 (timer.fireDate, timer.effectiveToleranceNsLocked, timer.firing || !timer.core.valid)
@@ -116,7 +125,8 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         armedDeadline = wake
         guard waiting else { return }
         if virtualClock {
-            _ = rlk_eventfd_signal(timerFD)
+            valueOrErrno("write(eventfd)") { rlk_eventfd_signal(timerFD) }
+                .reportingFailure(.systemCallFailed, "telling a virtual wait in mode '\(mode)' that its deadline moved")
         } else {
             syncTimerFD()
         }
@@ -132,7 +142,8 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     func syncTimerFD() {
         guard !virtualClock, kernelDeadline != armedDeadline else { return }
         kernelDeadline = armedDeadline
-        _ = rlk_timerfd_arm(timerFD, armedDeadline == .max ? 0 : max(armedDeadline, 1))
+        valueOrErrno("timerfd_settime") { rlk_timerfd_arm(timerFD, armedDeadline == .max ? 0 : max(armedDeadline, 1)) }
+            .reportingFailure(.systemCallFailed, "arming the timer descriptor of mode '\(mode)'")
     }
 
     /// Inserts `timer` after every timer firing at or before its date (T2). Lock held.

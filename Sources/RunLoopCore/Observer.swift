@@ -38,7 +38,7 @@ public final class LoopObserver: @unchecked Sendable {  // core is locked; `firi
     /// Stops the observer for good and removes it from every mode of its loop (O6).
     public func invalidate() {
         guard let loops = core.invalidate() else { return }
-        for loop in loops { loop.purge(self) }
+        for loop in loops { loop.purgeItem(self) }
     }
 }
 
@@ -95,6 +95,6 @@ public final class LoopSource: @unchecked Sendable {  // core.lock guards signal
     /// `cancel` for each mode (S6).
     public func invalidate() {
         guard let loops = core.invalidate(also: { signalStamp.store(0, ordering: .releasing) }) else { return }
-        for loop in loops { loop.purge(self) }
+        for loop in loops { loop.purgeItem(self) }
     }
 }

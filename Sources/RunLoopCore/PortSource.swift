@@ -19,7 +19,7 @@ import Musl
 ///     if case .bytes(let b) = message { print("got", b) }
 /// }
 /// loop.add(port, mode: .default)
-/// port.send([1, 2, 3])          // from any thread
+/// try port.send([1, 2, 3])      // from any thread
 /// ```
 public final class LoopPortSource: @unchecked Sendable {  // queue and validity guarded by core.lock
     /// A message: raw bytes or any sendable value.
@@ -28,8 +28,25 @@ public final class LoopPortSource: @unchecked Sendable {  // queue and validity 
         case value(any Sendable)
     }
 
+    /// Why a message was not queued. Nothing was queued when one is thrown.
+    public enum SendError: Error, Equatable, Sendable, CustomStringConvertible {
+        /// The port was invalidated.
+        case closed
+        /// The queue holds `capacity` undelivered messages (a Mach port's queue limit).
+        case full(capacity: Int)
+
+        public var description: String {
+            switch self {
+            case .closed: "the port was invalidated"
+            case .full(let capacity): "the port's queue is full (\(capacity) undelivered messages)"
+            }
+        }
+    }
+
     public let order: Int
     public let label: String
+    /// The most undelivered messages the queue holds; a send beyond it throws ``SendError/full(capacity:)``.
+    public let capacity: Int
     let handler: (Message) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
     /// Readable exactly while `queue` holds undelivered messages.
@@ -37,22 +54,29 @@ public final class LoopPortSource: @unchecked Sendable {  // queue and validity 
     private var queue: [Message] = []
     private var head = 0
 
-    public init(order: Int = 0, label: String = "source1", handler: @escaping (Message) -> Void) {
+    /// - Parameters:
+    ///   - capacity: the most undelivered messages the port queues (at least 1; default: no limit).
+    ///   - handler: called on the loop's thread with each message, in send order.
+    public init(order: Int = 0, label: String = "source1", capacity: Int = .max,
+                handler: @escaping (Message) -> Void) {
         self.order = order
         self.label = label
+        self.capacity = max(capacity, 1)
         self.handler = handler
-        let fd = rlk_eventfd_create()
-        precondition(fd >= 0, "LoopPortSource: eventfd failed (errno \(errno)); the process is out of file descriptors")
-        self.fd = fd
+        self.fd = essentialDescriptor("eventfd", for: "the descriptor of port '\(label)'") { rlk_eventfd_create() }
     }
 
-    deinit { close(fd) }
+    deinit {
+        closeDescriptor(fd, "the descriptor of port '\(label)'", item: label)
+    }
 
-    /// Queues bytes for the handler. Any thread; wakes the loop. Ignored once invalid.
-    public func send(_ bytes: [UInt8]) { enqueue(.bytes(bytes)) }
+    /// Queues bytes for the handler. Any thread; wakes the loop.
+    /// - Throws: ``SendError`` when the port was invalidated or its queue is full.
+    public func send(_ bytes: [UInt8]) throws(SendError) { try enqueue(.bytes(bytes)) }
 
-    /// Queues a value for the handler. Any thread; wakes the loop. Ignored once invalid.
-    public func send(value: any Sendable) { enqueue(.value(value)) }
+    /// Queues a value for the handler. Any thread; wakes the loop.
+    /// - Throws: ``SendError`` when the port was invalidated or its queue is full.
+    public func send(value: any Sendable) throws(SendError) { try enqueue(.value(value)) }
 
     /// Messages queued and not yet delivered.
     public var pendingCount: Int { core.lock.withLock { queue.count - head } }
@@ -64,17 +88,21 @@ public final class LoopPortSource: @unchecked Sendable {  // queue and validity 
         guard let loops = core.invalidate(also: {
             queue.removeAll()
             head = 0
-            _ = rlk_eventfd_drain(fd)
+            _ = drainCounter(fd, "port '\(label)'")
         }) else { return }
-        for loop in loops { loop.purge(self) }
+        for loop in loops { loop.purgeItem(self) }
     }
 
-    private func enqueue(_ message: Message) {
-        core.lock.withLock {
-            guard core.valid else { return }
+    private func enqueue(_ message: Message) throws(SendError) {
+        let signalled = try core.lock.withLock { () throws(SendError) -> Result<Int32, SystemCallError> in
+            guard core.valid else { throw SendError.closed }
+            guard queue.count - head < capacity else { throw SendError.full(capacity: capacity) }
             queue.append(message)
-            if queue.count - head == 1 { _ = rlk_eventfd_signal(fd) }
+            // Only the empty → non-empty transition makes the descriptor readable.
+            guard queue.count - head == 1 else { return .success(0) }
+            return valueOrErrno("write(eventfd)") { rlk_eventfd_signal(fd) }
         }
+        signalled.reportingFailure(.systemCallFailed, "waking the loop for port '\(label)'", item: label)
     }
 
     /// The next message, keeping the eventfd readable while more remain.
@@ -86,7 +114,7 @@ public final class LoopPortSource: @unchecked Sendable {  // queue and validity 
             if head == queue.count {
                 queue.removeAll(keepingCapacity: true)
                 head = 0
-                _ = rlk_eventfd_drain(fd)
+                _ = drainCounter(fd, "port '\(label)'")
             } else if head >= 64 && head * 2 >= queue.count {
                 queue.removeFirst(head)
                 head = 0
@@ -140,6 +168,6 @@ public final class LoopFileSource: @unchecked Sendable {  // validity guarded by
     /// Removes the source from its loop; the descriptor itself is left alone.
     public func invalidate() {
         guard let loops = core.invalidate() else { return }
-        for loop in loops { loop.purge(self) }
+        for loop in loops { loop.purgeItem(self) }
     }
 }

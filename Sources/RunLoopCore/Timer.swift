@@ -6,7 +6,9 @@
 /// together (T8).
 ///
 /// ```swift
-/// let tick = try LoopTimer(after: 0.5, clock: loop.clock, interval: 1, label: "tick") { timer in
+/// let loop = Loop(clock: VirtualClock())
+/// let tick = try LoopTimer(after: .milliseconds(500), clock: loop.clock, interval: .seconds(1),
+///                          label: "tick") { timer in
 ///     print("tick at", timer.nextFireDate)
 /// }
 /// loop.add(tick, mode: .common)
@@ -15,11 +17,11 @@ public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded
     public let label: String
     let callout: (LoopTimer) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
-    /// The date currently scheduled (or firing, inside the callout: T5).
-    var fireDate: LoopInstant
+    /// The date currently scheduled, in clock nanoseconds (or firing, inside the callout: T5).
+    var fireDate: UInt64
+    /// Nanoseconds between fires; 0 for a one-shot timer.
     let intervalNs: UInt64
-    private let intervalSeconds: Double
-    private var toleranceSeconds: Double
+    private var toleranceNs: UInt64
     var firing = false
     /// `setNextFireDate` was called during the callout: keep that date (T5).
     var rescheduledInCallout = false
@@ -27,70 +29,82 @@ public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded
     /// A timer first firing at `fireAt` on its loop's clock.
     ///
     /// - Parameters:
-    ///   - interval: seconds between fires; 0 = one-shot. Negative clamps to 0 (T1);
-    ///     NaN throws ``LoopError/invalidInterval(_:)``.
-    ///   - tolerance: seconds the loop may defer a fire; negative clamps to 0; NaN throws.
-    public init(fireAt: LoopInstant, interval: Double = 0, tolerance: Double = 0, label: String = "timer",
-                _ callout: @escaping (LoopTimer) -> Void) throws {
-        guard !interval.isNaN else { throw LoopError.invalidInterval(interval) }
-        guard !tolerance.isNaN else { throw LoopError.invalidTolerance(tolerance) }
-        let clampedInterval = min(max(interval, 0), Nanoseconds.intervalLimitSeconds)
-        self.intervalSeconds = clampedInterval
-        self.intervalNs = Nanoseconds.from(seconds: clampedInterval)
-        self.toleranceSeconds = max(tolerance, 0)
-        self.fireDate = fireAt
+    ///   - interval: time between fires; `.zero` makes a one-shot timer. Intervals beyond CF's
+    ///     limit (about 16 years) are clamped to it (T1). Negative throws.
+    ///   - tolerance: how late the loop may fire it to fire several timers together (T8).
+    ///     Negative throws.
+    public init(fireAt: LoopInstant, interval: Duration = .zero, tolerance: Duration = .zero,
+                label: String = "timer", _ callout: @escaping (LoopTimer) -> Void) throws(LoopError) {
+        guard interval >= .zero else { throw LoopError.negativeDuration(interval, what: "LoopTimer interval") }
+        guard tolerance >= .zero else { throw LoopError.negativeDuration(tolerance, what: "LoopTimer tolerance") }
+        self.intervalNs = min(Nanoseconds.from(interval), Nanoseconds.intervalLimit)
+        self.toleranceNs = Nanoseconds.from(tolerance)
+        self.fireDate = fireAt.nanoseconds
         self.label = label
         self.callout = callout
     }
 
-    /// A timer first firing `delay` seconds from `clock.now` (negative: as soon as possible).
-    public convenience init(after delay: Double, clock: LoopClock, interval: Double = 0, tolerance: Double = 0,
-                            label: String = "timer", _ callout: @escaping (LoopTimer) -> Void) throws {
-        guard !delay.isNaN else { throw LoopError.invalidDelay(delay) }
-        try self.init(fireAt: Nanoseconds.add(clock.now, Nanoseconds.from(seconds: delay)),
-                      interval: interval, tolerance: tolerance, label: label, callout)
+    /// A timer first firing `delay` after `clock.now`; a negative delay means as soon as possible.
+    public convenience init(after delay: Duration, clock: any LoopClock, interval: Duration = .zero,
+                            tolerance: Duration = .zero, label: String = "timer",
+                            _ callout: @escaping (LoopTimer) -> Void) throws(LoopError) {
+        try self.init(fireAt: clock.now.advanced(by: max(delay, .zero)), interval: interval,
+                      tolerance: tolerance, label: label, callout)
+    }
+
+    /// CF-style convenience in seconds: negative `interval` and `tolerance` clamp to 0 as CF
+    /// clamps them (T1); NaN throws ``LoopError/notANumber(what:)``.
+    public convenience init(fireAt: LoopInstant, interval: Double, tolerance: Double = 0,
+                            label: String = "timer", _ callout: @escaping (LoopTimer) -> Void) throws(LoopError) {
+        guard !interval.isNaN else { throw LoopError.notANumber(what: "LoopTimer interval") }
+        guard !tolerance.isNaN else { throw LoopError.notANumber(what: "LoopTimer tolerance") }
+        try self.init(fireAt: fireAt, interval: Seconds.duration(interval), tolerance: Seconds.duration(tolerance),
+                      label: label, callout)
+    }
+
+    /// CF-style convenience in seconds: a timer first firing `delay` seconds after `clock.now`
+    /// (negative: as soon as possible); negatives clamp to 0, NaN throws.
+    public convenience init(after delay: Double, clock: any LoopClock, interval: Double = 0, tolerance: Double = 0,
+                            label: String = "timer", _ callout: @escaping (LoopTimer) -> Void) throws(LoopError) {
+        guard !delay.isNaN else { throw LoopError.notANumber(what: "LoopTimer delay") }
+        try self.init(fireAt: clock.now.advanced(by: Seconds.duration(delay)), interval: interval,
+                      tolerance: tolerance, label: label, callout)
     }
 
     /// The next fire date; inside the callout, the date being fired (T5).
-    public var nextFireDate: LoopInstant { core.lock.withLock { fireDate } }
+    public var nextFireDate: LoopInstant { LoopInstant(nanoseconds: core.lock.withLock { fireDate }) }
 
     /// Moves the next fire (T6). A past date means "as soon as possible". Inside the timer's own
     /// callout the new date replaces the catch-up computation (T5).
     public func setNextFireDate(_ date: LoopInstant) {
         let loop: Loop? = core.lock.withLock {
-            fireDate = date
+            fireDate = date.nanoseconds
             if firing { rescheduledInCallout = true }
             return core.valid ? core.homes.first?.loop : nil
         }
         loop?.reposition(self)
     }
 
-    /// Seconds between fires (0 for a one-shot timer).
-    public var interval: Double { intervalSeconds }
+    /// Time between fires (`.zero` for a one-shot timer).
+    public var interval: Duration { LoopInstant.duration(nanoseconds: intervalNs) }
 
-    /// Requested tolerance in seconds; the effective value is `min(tolerance, interval / 2)` for
-    /// repeating timers (Darwin's rule, T8). Negative values clamp to 0; NaN is ignored with a
-    /// diagnostic.
-    public var tolerance: Double {
-        get { core.lock.withLock { toleranceSeconds } }
-        set {
-            guard !newValue.isNaN else {
-                Diagnostics.once("timer-tolerance-nan", "LoopTimer.tolerance = nan ignored (timer '\(label)')")
-                return
-            }
-            let loop: Loop? = core.lock.withLock {
-                toleranceSeconds = max(newValue, 0)
-                return core.valid ? core.homes.first?.loop : nil
-            }
-            loop?.reposition(self)
+    /// Requested tolerance; the effective value is `min(tolerance, interval / 2)` for repeating
+    /// timers (Darwin's rule, T8). Change it with ``setTolerance(_:)``.
+    public var tolerance: Duration { LoopInstant.duration(nanoseconds: core.lock.withLock { toleranceNs }) }
+
+    /// Changes the tolerance (T8); negative throws and changes nothing.
+    public func setTolerance(_ tolerance: Duration) throws(LoopError) {
+        guard tolerance >= .zero else { throw LoopError.negativeDuration(tolerance, what: "LoopTimer tolerance") }
+        let loop: Loop? = core.lock.withLock {
+            toleranceNs = Nanoseconds.from(tolerance)
+            return core.valid ? core.homes.first?.loop : nil
         }
+        loop?.reposition(self)
     }
 
     /// The tolerance the loop applies, in nanoseconds. Call with core.lock held.
     var effectiveToleranceNsLocked: UInt64 {
-        var tol = toleranceSeconds
-        if intervalSeconds > 0 { tol = min(tol, intervalSeconds / 2) }
-        return Nanoseconds.from(seconds: tol)
+        intervalNs > 0 ? min(toleranceNs, intervalNs / 2) : toleranceNs
     }
 
     public var isValid: Bool { core.isValid }
@@ -98,6 +112,6 @@ public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded
     /// Stops the timer and removes it from every mode (T7); allowed inside its own callout.
     public func invalidate() {
         guard let loops = core.invalidate() else { return }
-        for loop in loops { loop.purge(self) }
+        for loop in loops { loop.purgeItem(self) }
     }
 }

@@ -14,10 +14,12 @@ extern "C" {
 
 /// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); -1 on error (errno set).
 int rlk_eventfd_create(void);
-/// Adds 1 to the eventfd counter; returns 0 or -1.
+/// Adds 1 to the eventfd counter; returns 0 (also when the counter is saturated, which leaves
+/// it readable) or -1 with errno set. EINTR is the caller's to retry.
 int rlk_eventfd_signal(int fd);
-/// Reads (and so resets) the counter; returns the value, or 0 if it was not readable.
-uint64_t rlk_eventfd_drain(int fd);
+/// Reads (and so resets) an eventfd or timerfd counter into `value`; returns 0 (value 0 when
+/// it was not readable) or -1 with errno set. EINTR is the caller's to retry.
+int rlk_eventfd_read(int fd, uint64_t *value);
 
 /// epoll_create1(EPOLL_CLOEXEC).
 int rlk_epoll_create(void);

@@ -1,0 +1,19 @@
+import RunLoopDiagnostics
+/// The stable ids of RunLoopCore's diagnostics (see ``Diagnostic/id``).
+extension DiagnosticID {
+    /// R1: `run` was asked to run `.common`; it returned `.finished`.
+    public static let runCommonModes: DiagnosticID = "loop.run-common-modes"
+    /// `run(timeout:)` got a NaN number of seconds; one polling pass was made.
+    public static let runTimeoutNaN: DiagnosticID = "loop.run-timeout-nan"
+    /// An item was not added: see ``Loop/AddRefusal``.
+    public static let addRefused: DiagnosticID = "loop.add-refused"
+    /// A block or submitted work reached a loop whose thread has exited; it was not run.
+    public static let workAfterTeardown: DiagnosticID = "loop.work-after-teardown"
+    /// A system call of the loop failed; the message says which and what was done about it.
+    public static let systemCallFailed: DiagnosticID = "loop.system-call-failed"
+    /// A mode's wait set failed (`epoll_wait` error other than EINTR): the mode is treated as
+    /// empty from then on, so runs of it return `.finished` instead of spinning.
+    public static let waitFailed: DiagnosticID = "loop.wait-failed"
+    /// A loop-bound value was touched off its loop's thread (debug builds).
+    public static let wrongThread: DiagnosticID = "loop.wrong-thread"
+}

@@ -1,0 +1,114 @@
+import CRunLoopShims
+
+/// The one registration path: what the loop needs to know to put an item of one kind into a
+/// mode, take it out, and remember it as a common item. Observers, sources0, ports, fd sources
+/// and timers conform; `Loop.addItem` / `removeItem` / `purgeItem` do the rest once for all.
+protocol ModeItem: AnyObject {
+    var core: ItemCore { get }
+    var label: String { get }
+    /// Where the loop remembers the item when it is added to `.common` (M3).
+    static var commonList: WritableKeyPath<CommonItems, [Self]> { get }
+    /// Whether `state` holds the item. Loop lock held.
+    func isHeld(by state: ModeState) -> Bool
+    /// Puts the item (already bound to `loop`) into `state`; a failure leaves `state` as it was.
+    /// Loop lock held.
+    func insert(into state: ModeState, of loop: Loop) -> SystemCallError?
+    /// Takes the item out of `state`, which holds it. Loop lock held.
+    func erase(from state: ModeState, of loop: Loop)
+    /// After the lock is released: the concrete modes the item joined (S5's schedule callout).
+    func didJoin(_ loop: Loop, modes: [Loop.Mode])
+    /// After the lock is released: the concrete modes the item left (S5's cancel callout).
+    func didLeave(_ loop: Loop, modes: [Loop.Mode])
+}
+
+extension ModeItem {
+    func didJoin(_ loop: Loop, modes: [Loop.Mode]) {}
+    func didLeave(_ loop: Loop, modes: [Loop.Mode]) {}
+}
+
+extension LoopObserver: ModeItem {
+    static var commonList: WritableKeyPath<CommonItems, [LoopObserver]> { \.observers }
+    func isHeld(by state: ModeState) -> Bool { state.observers.contains { $0 === self } }
+    func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
+        state.insertSorted(self)
+        state.observersChanged()
+        state.observerMask.bitwiseOr(activities.rawValue, ordering: .relaxed)  // O3
+        return nil
+    }
+    func erase(from state: ModeState, of loop: Loop) {
+        state.observers.removeAll { $0 === self }
+        state.observersChanged()
+    }
+}
+
+extension LoopSource: ModeItem {
+    static var commonList: WritableKeyPath<CommonItems, [LoopSource]> { \.sources0 }
+    func isHeld(by state: ModeState) -> Bool { state.sources0.contains { $0 === self } }
+    func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
+        state.sources0.append(self)
+        state.sources0Changed()
+        return nil
+    }
+    func erase(from state: ModeState, of loop: Loop) {
+        state.sources0.removeAll { $0 === self }
+        state.sources0Changed()
+    }
+    func didJoin(_ loop: Loop, modes: [Loop.Mode]) {
+        if let scheduleCallout { for mode in modes { scheduleCallout(loop, mode) } }
+    }
+    func didLeave(_ loop: Loop, modes: [Loop.Mode]) {
+        if let cancelCallout { for mode in modes { cancelCallout(loop, mode) } }
+    }
+}
+
+extension LoopTimer: ModeItem {
+    static var commonList: WritableKeyPath<CommonItems, [LoopTimer]> { \.timers }
+    func isHeld(by state: ModeState) -> Bool { state.timers.contains { $0 === self } }
+    func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
+        state.insertSorted(self)
+        state.rearm(waiting: loop.sleeping)  // T6: a sleeping run re-arms, no wake-up needed
+        return nil
+    }
+    func erase(from state: ModeState, of loop: Loop) {
+        state.timers.removeAll { $0 === self }
+        state.rearm(waiting: loop.sleeping)
+    }
+}
+
+extension LoopPortSource: ModeItem {
+    static var commonList: WritableKeyPath<CommonItems, [LoopPortSource]> { \.ports }
+    func isHeld(by state: ModeState) -> Bool { state.ports[core.id] != nil }
+    func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
+        // S7: the port's descriptor joins the mode's wait set.
+        if case .failure(let failure) = valueOrErrno("epoll_ctl(ADD)", {
+            rlk_epoll_add(state.epollFD, fd, 1, core.id, 0)
+        }) { return failure }
+        state.ports[core.id] = self
+        return nil
+    }
+    func erase(from state: ModeState, of loop: Loop) {
+        state.ports[core.id] = nil
+        valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD, fd) }
+            .reportingFailure(.systemCallFailed, "removing port '\(label)' from mode '\(state.mode)'", item: label)
+    }
+}
+
+extension LoopFileSource: ModeItem {
+    static var commonList: WritableKeyPath<CommonItems, [LoopFileSource]> { \.files }
+    func isHeld(by state: ModeState) -> Bool { state.files[core.id] != nil }
+    func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
+        if case .failure(let failure) = valueOrErrno("epoll_ctl(ADD)", {
+            rlk_epoll_add(state.epollFD, fd, events.rawValue & 3, core.id, 0)
+        }) { return failure }
+        state.files[core.id] = self
+        return nil
+    }
+    func erase(from state: ModeState, of loop: Loop) {
+        state.files[core.id] = nil
+        // A descriptor closed before its source was removed has already left every epoll set.
+        valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD, fd) }
+            .reportingFailure(.systemCallFailed,
+                              "removing fd \(fd) from mode '\(state.mode)' (closed before its source was removed?)",
+                              item: label, severity: .warning)
+    }
+}

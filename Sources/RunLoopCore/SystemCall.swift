@@ -1,0 +1,100 @@
+import RunLoopDiagnostics
+import CRunLoopShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A system call that failed: which call, and the `errno` it left.
+///
+/// ```swift
+/// let failure = SystemCallError(call: "epoll_ctl(ADD)", code: 17)
+/// print(failure)   // "epoll_ctl(ADD) failed: errno 17 (File exists)"
+/// ```
+public struct SystemCallError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// The call, as a person would search for it ("epoll_ctl(ADD)", "eventfd", "read").
+    public let call: String
+    /// The `errno` value.
+    public let code: Int32
+
+    /// A failure of `call` with `errno` `code`.
+    public init(call: String, code: Int32) {
+        self.call = call
+        self.code = code
+    }
+
+    public var description: String {
+        let text = strerror(code).map { String(cString: $0) } ?? "unknown error"
+        return "\(call) failed: errno \(code) (\(text))"
+    }
+}
+
+/// Runs a system call (or a C shim returning -1 and setting `errno` on failure), retrying on
+/// EINTR, and returns its value or the failure — in the manner of swift-system's `valueOrErrno`.
+///
+/// ```swift
+/// let fd = try valueOrErrno("eventfd") { rlk_eventfd_create() }.get()
+/// ```
+@inline(__always)
+func valueOrErrno<Value: FixedWidthInteger>(_ call: StaticString, _ body: () -> Value) -> Result<Value, SystemCallError> {
+    while true {
+        let value = body()
+        if value != -1 { return .success(value) }
+        let code = errno
+        if code == EINTR { continue }
+        return .failure(SystemCallError(call: "\(call)", code: code))
+    }
+}
+
+extension Result where Failure == SystemCallError {
+    /// The failure as a ``Diagnostic`` at `severity` about `item`; nil on success. For calls
+    /// whose failure leaves nothing to undo.
+    @discardableResult
+    func reportingFailure(_ id: DiagnosticID, _ what: @autoclosure () -> String, item: String? = nil,
+                          severity: Diagnostic.Severity = .error) -> Success? {
+        switch self {
+        case .success(let value):
+            return value
+        case .failure(let failure):
+            Diagnostics.report(severity, id, "\(what()): \(failure)", item: item)
+            return nil
+        }
+    }
+}
+
+/// Reads (and so resets) an eventfd or timerfd counter; 0 when it was not readable. A failure
+/// (only a closed descriptor can fail) is reported and reads as 0.
+@inline(__always)
+func drainCounter(_ fd: Int32, _ what: @autoclosure () -> String) -> UInt64 {
+    var value: UInt64 = 0
+    valueOrErrno("read(eventfd)") { rlk_eventfd_read(fd, &value) }
+        .reportingFailure(.systemCallFailed, "draining \(what())")
+    return value
+}
+
+/// Creates a descriptor the loop cannot work without (its wake-up eventfd, a mode's epoll set
+/// and timer). Failing means the process is out of descriptors or memory: reported as a fault,
+/// then the process stops with the same message, as CF does when it cannot make its ports.
+func essentialDescriptor(_ call: StaticString, for what: @autoclosure () -> String, _ body: () -> Int32) -> Int32 {
+    switch valueOrErrno(call, body) {
+    case .success(let fd):
+        return fd
+    case .failure(let failure):
+        let message = "cannot create \(what()): \(failure)"
+        Diagnostics.report(.fault, .systemCallFailed, message)
+        preconditionFailure("RunLoopKit: \(message)")
+    }
+}
+
+/// Closes a descriptor the loop owns. Never retried: on Linux the descriptor is released even
+/// when `close` reports EINTR, and a retry could close a number another thread just reused.
+func closeDescriptor(_ fd: Int32, _ what: @autoclosure () -> String, item: String? = nil) {
+    guard close(fd) != 0 else { return }
+    let code = errno
+    guard code != EINTR else { return }
+    Diagnostics.report(.error, .systemCallFailed,
+                       "closing \(what()): \(SystemCallError(call: "close", code: code))", item: item)
+}
