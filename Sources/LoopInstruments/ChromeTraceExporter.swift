@@ -31,7 +31,7 @@ public enum ChromeTraceExporter {
         // Open slices per thread, so an end whose begin was dropped is skipped and every
         // slice still open at the end is closed: B/E must balance for the viewers.
         var open: [Int: [String]] = [:]
-        var lastTime: UInt64 = entries.last?.time ?? 0
+        var lastTime: UInt64 = entries.last?.time.nanoseconds ?? 0
 
         func event(_ name: String, _ phase: String, _ entry: TraceEntry, category: String,
                    args: [(String, String)] = [], extra: [(String, String)] = []) -> String {
@@ -60,7 +60,7 @@ public enum ChromeTraceExporter {
         }
 
         for entry in entries {
-            lastTime = max(lastTime, entry.time)
+            lastTime = max(lastTime, entry.time.nanoseconds)
             switch entry.kind {
             case .activity(let activity):
                 out.append(event(ActivityNames.cfName(activity), "i", entry, category: "activity", extra: [("s", "\"t\"")]))
@@ -99,7 +99,7 @@ public enum ChromeTraceExporter {
                     guard let start = phase.start, let stop = phase.end, stop >= start else { continue }
                     out.append(JSONText.object([
                         ("name", JSONText.string(phase.name)), ("cat", "\"commit\""), ("ph", "\"X\""),
-                        ("ts", JSONText.microseconds(start)), ("dur", JSONText.microseconds(stop - start)),
+                        ("ts", JSONText.microseconds(start)), ("dur", JSONText.microseconds(stop.nanoseconds - start.nanoseconds)),
                         ("pid", pid), ("tid", String(entry.thread)),
                         ("args", JSONText.object([("layers", "[" + phase.layers.map(JSONText.string).joined(separator: ",") + "]")])),
                     ]))

@@ -1,3 +1,4 @@
+import RunLoopCore
 /// Minimal JSON text building: string escaping and number formatting without Foundation.
 enum JSONText {
     /// `value` as a JSON string literal, quotes included.
@@ -24,6 +25,8 @@ enum JSONText {
     }
 
     /// Nanoseconds as microseconds with three decimals (trace-event `ts` unit).
+    static func microseconds(_ instant: LoopInstant) -> String { microseconds(instant.nanoseconds) }
+
     static func microseconds(_ nanoseconds: UInt64) -> String {
         let fraction = String(nanoseconds % 1_000)
         return "\(nanoseconds / 1_000)." + String(repeating: "0", count: 3 - fraction.count) + fraction

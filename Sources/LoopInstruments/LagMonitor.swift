@@ -14,7 +14,9 @@ import RunLoopCore
 /// ```swift
 /// let clock = VirtualClock()
 /// let loop = Loop(clock: clock)
-/// let monitor = LagMonitor(threshold: 0.1) { report in print(report.calloutLabel ?? "?", report.spanSeconds) }
+/// let monitor = try LagMonitor(threshold: .milliseconds(100)) { report in
+///     print(report.calloutLabel ?? "?", report.span)
+/// }
 /// monitor.install(on: loop)
 /// loop.perform(label: "slowWork") {
 ///     clock.advance(seconds: 0.2)         // simulated 200 ms of work
@@ -25,22 +27,22 @@ import RunLoopCore
 public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     // Sendable: all mutable state is guarded by `lock`.
     private let lock = PThreadMutex()
-    private var clock: LoopClock?
+    private var clock: (any LoopClock)?
     private var thresholdNanos: UInt64
-    private var period: Double
+    private var period: Duration
     private var reportHandler: (@Sendable (LagReport) -> Void)?
     private let recorder: TraceRecorder?
 
     // Turn state, written by the observers on the loop's thread, read by the watchdog.
     private var awake = false
-    private var turnStart: LoopInstant = 0
+    private var turnStart = LoopInstant.zero
     private var startedBy: Loop.Activity = .afterWaiting
     private var reportedThisTurn = false
     private var runDepth = 0
     private var callouts: [(kind: LoopEvent.Callout, label: String)] = []
     private var keptReports: [LagReport] = []
     private var turns = 0
-    private var longestTurn: UInt64 = 0
+    private var longestTurnNanos: UInt64 = 0
 
     private var installed: [InstalledObserver] = []
     private var watchdog: Watchdog?
@@ -48,16 +50,18 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
 
     /// - Parameters:
     ///   - clock: the clock spans are measured on; `install(on:)` adopts the loop's when nil.
-    ///   - threshold: seconds a turn may stay awake before it is reported (Matrix: 2 s).
-    ///   - checkPeriod: seconds between watchdog checks (Matrix: 1 s).
+    ///   - threshold: how long a turn may stay awake before it is reported (Matrix: 2 s).
+    ///   - checkPeriod: time between watchdog checks (Matrix: 1 s).
     ///   - recorder: when given, reports are also recorded into the trace.
     ///   - onReport: called once per reported turn, on the thread that ran `check`.
-    public init(clock: LoopClock? = nil, threshold: Double = 2, checkPeriod: Double = 1,
-                recorder: TraceRecorder? = nil, onReport: (@Sendable (LagReport) -> Void)? = nil) {
-        precondition(threshold.isFinite && threshold >= 0, "LagMonitor threshold must be a finite number of seconds ≥ 0, got \(threshold)")
-        precondition(checkPeriod.isFinite && checkPeriod > 0, "LagMonitor checkPeriod must be a finite number of seconds > 0, got \(checkPeriod)")
+    /// - Throws: ``LoopError/negativeDuration(_:what:)`` for a negative threshold or a check
+    ///   period that is not positive.
+    public init(clock: (any LoopClock)? = nil, threshold: Duration = .seconds(2), checkPeriod: Duration = .seconds(1),
+                recorder: TraceRecorder? = nil, onReport: (@Sendable (LagReport) -> Void)? = nil) throws(LoopError) {
+        try Self.validate(threshold: threshold)
+        try Self.validate(checkPeriod: checkPeriod)
         self.clock = clock
-        self.thresholdNanos = UInt64(threshold * 1e9)
+        self.thresholdNanos = Self.nanoseconds(threshold)
         self.period = checkPeriod
         self.recorder = recorder
         self.reportHandler = onReport
@@ -73,23 +77,41 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
 
     // MARK: Configuration
 
-    /// Seconds a turn may stay awake before it is reported.
-    public var threshold: Double {
-        get { lock.withLock { Double(thresholdNanos) / 1e9 } }
-        set {
-            precondition(newValue.isFinite && newValue >= 0, "LagMonitor threshold must be a finite number of seconds ≥ 0, got \(newValue)")
-            lock.withLock { thresholdNanos = UInt64(newValue * 1e9) }
-        }
+    /// How long a turn may stay awake before it is reported.
+    public var threshold: Duration { .nanoseconds(Int64(clamping: lock.withLock { thresholdNanos })) }
+
+    /// Changes the threshold; negative throws and changes nothing.
+    public func setThreshold(_ threshold: Duration) throws(LoopError) {
+        try Self.validate(threshold: threshold)
+        lock.withLock { thresholdNanos = Self.nanoseconds(threshold) }
     }
 
-    /// Seconds between watchdog checks.
-    public var checkPeriod: Double {
-        get { lock.withLock { period } }
-        set {
-            precondition(newValue.isFinite && newValue > 0, "LagMonitor checkPeriod must be a finite number of seconds > 0, got \(newValue)")
-            let dog = lock.withLock { period = newValue; return watchdog }
-            dog?.setPeriod(newValue)
-        }
+    /// Time between watchdog checks.
+    public var checkPeriod: Duration { lock.withLock { period } }
+
+    /// Changes the watchdog's period; zero or negative throws and changes nothing.
+    public func setCheckPeriod(_ checkPeriod: Duration) throws(LoopError) {
+        try Self.validate(checkPeriod: checkPeriod)
+        let dog = lock.withLock { period = checkPeriod; return watchdog }
+        dog?.setPeriod(Self.seconds(checkPeriod))
+    }
+
+    private static func validate(threshold: Duration) throws(LoopError) {
+        guard threshold >= .zero else { throw LoopError.negativeDuration(threshold, what: "LagMonitor threshold") }
+    }
+
+    private static func validate(checkPeriod: Duration) throws(LoopError) {
+        guard checkPeriod > .zero else { throw LoopError.negativeDuration(checkPeriod, what: "LagMonitor checkPeriod (must be > 0)") }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = UInt64(max(seconds, 0)).multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : whole &+ UInt64(max(attoseconds, 0) / 1_000_000_000)
     }
 
     /// Called once per reported turn, on the thread that ran the check.
@@ -186,7 +208,7 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
         guard awake else { return }
         awake = false
         turns += 1
-        longestTurn = max(longestTurn, now &- turnStart)
+        longestTurnNanos = max(longestTurnNanos, now.nanoseconds &- turnStart.nanoseconds)
     }
 
     // MARK: Callout tracking
@@ -209,14 +231,15 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     public func check(now: LoopInstant? = nil) -> LagReport? {
         let (report, handler): (LagReport?, (@Sendable (LagReport) -> Void)?) = lock.withLock {
             let instant = now ?? (clock ?? MonotonicClock.shared).now
-            guard awake, !reportedThisTurn, instant > turnStart, instant - turnStart > thresholdNanos else {
+            guard awake, !reportedThisTurn, instant > turnStart,
+                  instant.nanoseconds - turnStart.nanoseconds > thresholdNanos else {
                 return (nil, nil)
             }
             reportedThisTurn = true
             let report = LagReport(
                 turnStart: turnStart, detectedAt: instant, startedBy: startedBy,
                 calloutLabel: callouts.last?.label, calloutKind: callouts.last?.kind,
-                calloutStack: callouts.map(\.label), thresholdNanoseconds: thresholdNanos)
+                calloutStack: callouts.map(\.label), threshold: .nanoseconds(Int64(clamping: thresholdNanos)))
             keptReports.append(report)
             return (report, reportHandler)
         }
@@ -237,7 +260,8 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     public var completedTurns: Int { lock.withLock { turns } }
 
     /// The longest completed turn, in nanoseconds.
-    public var longestTurnNanoseconds: UInt64 { lock.withLock { longestTurn } }
+    /// The longest turn measured so far.
+    public var longestTurn: Duration { .nanoseconds(Int64(clamping: lock.withLock { longestTurnNanos })) }
 
     // MARK: Watchdog thread
 
@@ -246,7 +270,7 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     public func startWatchdog() {
         let dog = lock.withLock { () -> Watchdog? in
             guard watchdog == nil else { return nil }
-            let dog = Watchdog(name: "LagMonitor", period: period) { [weak self] in self?.check() }
+            let dog = Watchdog(name: "LagMonitor", period: Self.seconds(period)) { [weak self] in self?.check() }
             watchdog = dog
             return dog
         }

@@ -3,7 +3,7 @@ import RunLoopCore
 /// A turn that stayed awake longer than a `LagMonitor`'s threshold.
 ///
 /// ```swift
-/// monitor.onReport = { report in print("lag \(report.spanSeconds)s in \(report.calloutLabel ?? "?")") }
+/// monitor.onReport = { report in print("lag \(report.span) in \(report.calloutLabel ?? "?")") }
 /// ```
 public struct LagReport: Sendable, Equatable {
     /// When the turn woke up (AfterWaiting, or its first BeforeTimers/BeforeSources).
@@ -17,22 +17,20 @@ public struct LagReport: Sendable, Equatable {
     public var calloutKind: LoopEvent.Callout?
     /// Every callout running at `detectedAt`, outermost first (nested runs stack them).
     public var calloutStack: [String]
-    /// The threshold the span exceeded, in nanoseconds.
-    public var thresholdNanoseconds: UInt64
+    /// The threshold the span exceeded.
+    public var threshold: Duration
 
     public init(turnStart: LoopInstant, detectedAt: LoopInstant, startedBy: Loop.Activity, calloutLabel: String?,
-                calloutKind: LoopEvent.Callout?, calloutStack: [String], thresholdNanoseconds: UInt64) {
+                calloutKind: LoopEvent.Callout?, calloutStack: [String], threshold: Duration) {
         self.turnStart = turnStart
         self.detectedAt = detectedAt
         self.startedBy = startedBy
         self.calloutLabel = calloutLabel
         self.calloutKind = calloutKind
         self.calloutStack = calloutStack
-        self.thresholdNanoseconds = thresholdNanoseconds
+        self.threshold = threshold
     }
 
-    /// Awake span so far, in nanoseconds.
-    public var spanNanoseconds: UInt64 { detectedAt &- turnStart }
-    /// Awake span so far, in seconds.
-    public var spanSeconds: Double { Double(spanNanoseconds) / 1e9 }
+    /// Awake span so far.
+    public var span: Duration { turnStart.duration(to: detectedAt) }
 }

@@ -67,13 +67,13 @@ public enum MemoryChart {
         svg.text(title, x: left, y: 24, size: 16, weight: "bold")
 
         let axis = resolvedAxis(xAxis, times: samples.map(\.time))
-        let origin = samples.first?.time ?? 0
+        let origin = samples.first?.time ?? .zero
         let xs: [Double]
         let boundaries: [Double]
         let xMax: Double
         if axis == .time {
-            xs = samples.map { Double($0.time &- origin) / 1e6 }
-            boundaries = boundaryTimes.filter { $0 >= origin }.map { Double($0 - origin) / 1e6 }
+            xs = samples.map { Double($0.time.nanoseconds &- origin.nanoseconds) / 1e6 }
+            boundaries = boundaryTimes.filter { $0 >= origin }.map { Double($0.nanoseconds - origin.nanoseconds) / 1e6 }
             xMax = max(xs.max() ?? 1, boundaries.max() ?? 0, 1e-3)
         } else {
             xs = samples.indices.map(Double.init)

@@ -29,7 +29,7 @@ public enum TextLogExporter {
             if case .calloutEnd = entry.kind { depth = max(0, depth - 1) }
             let indent = String(repeating: "  ", count: depth)
             if case .calloutBegin = entry.kind { depth += 1 }
-            let time = formatMilliseconds(entry.time &- origin)
+            let time = formatMilliseconds(entry.time.nanoseconds &- origin.nanoseconds)
             let mode = entry.mode?.name ?? "-"
             return "#\(entry.sequence) +\(time)ms t\(entry.thread) pass \(entry.pass) [\(mode)] \(indent)\(verboseBody(entry))"
         }

@@ -7,10 +7,10 @@ public struct TraceTurn: Sendable, Equatable {
     public let number: Int
     public let entries: [TraceEntry]
 
-    public var start: LoopInstant { entries.first?.time ?? 0 }
-    public var end: LoopInstant { entries.last?.time ?? 0 }
+    public var start: LoopInstant { entries.first?.time ?? .zero }
+    public var end: LoopInstant { entries.last?.time ?? .zero }
     /// Time from the first to the last entry, in nanoseconds.
-    public var duration: UInt64 { end &- start }
+    public var duration: UInt64 { end.nanoseconds &- start.nanoseconds }
     /// The first and last loop pass numbers seen.
     public var passes: ClosedRange<UInt64> {
         let values = entries.map(\.pass)

@@ -40,7 +40,7 @@ public enum TurnTimelineChart {
             var slot = 0.0
             var maxDepth = 0
             for entry in turn.entries {
-                let position = axis == .order ? slot : Double(entry.time &- turn.start)
+                let position = axis == .order ? slot : Double(entry.time.nanoseconds &- turn.start.nanoseconds)
                 switch entry.kind {
                 case .activity(let activity):
                     ticks.append(Tick(at: position, text: ActivityNames.shortName(activity), kind: .activity))

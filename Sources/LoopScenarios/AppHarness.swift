@@ -95,7 +95,11 @@ final class AppHarness {
     func onEvent(_ work: @escaping () -> Void) { handler.work = work }
 
     /// Posts a message to the event port from "the system": the loop wakes for a source1.
-    func sendTouch() { eventPort.send([1]) }
+    func sendTouch() {
+        do { try eventPort.send([1]) } catch {
+            preconditionFailure("the harness's event port has no capacity limit and is never invalidated: \(error)")
+        }
+    }
 
     /// `[tableView reloadData]`: marks the table view; its cells are laid out at the next commit.
     func reloadData() { tableView.setNeedsLayout() }

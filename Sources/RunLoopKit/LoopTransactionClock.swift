@@ -13,7 +13,7 @@ public final class LoopTransactionClock: TransactionClock {
 
     public init(_ base: any LoopClock) { self.base = base }
 
-    public var now: UInt64 { base.now }
+    public var now: UInt64 { base.now.nanoseconds }
 }
 
 /// Schedules transaction completion blocks (those waiting for animations) as one-shot timers on a

@@ -9,7 +9,7 @@ enum LagMonitorScenario {
     ) { _ in
         AppHarness.run(name: "lag-monitor") { app in
             let loop = app.loop, clock = app.clock, recorder = app.recorder
-            let monitor = LagMonitor(threshold: 0.1, recorder: recorder)
+            let monitor = try! LagMonitor(threshold: .milliseconds(100), recorder: recorder)  // a valid threshold cannot throw
             // On the virtual clock a check at every callout end is a watchdog with perfect
             // resolution, and no thread sleeps.
             monitor.checksAtCalloutEnd = true
@@ -44,7 +44,7 @@ enum LagMonitorScenario {
                 switch entry.kind {
                 case .log: return entry.label
                 case .lag(let report):
-                    return "lag report: \(report.calloutLabel ?? "-") awake \(report.spanNanoseconds / 1_000_000) ms"
+                    return "lag report: \(report.calloutLabel ?? "-") awake \(Int(DurationText.milliseconds(report.span))) ms"
                 default: return nil
                 }
             }
@@ -64,8 +64,8 @@ enum LagMonitorScenario {
                     ScenarioCheck("it names the source0 callout slowImageDecode",
                                   reports.first?.calloutLabel == "slowImageDecode" && reports.first?.calloutKind == .source0,
                                   "\(reports.first?.calloutLabel ?? "-") (\(reports.first.map { "\($0.calloutKind.map { "\($0)" } ?? "-")" } ?? "-"))"),
-                    ScenarioCheck("its span is ≥ 200 ms", (reports.first?.spanNanoseconds ?? 0) >= 200_000_000,
-                                  "\(Double(reports.first?.spanNanoseconds ?? 0) / 1e6) ms"),
+                    ScenarioCheck("its span is ≥ 200 ms", (reports.first?.span ?? .zero) >= .milliseconds(200),
+                                  "\(DurationText.milliseconds(reports.first?.span ?? .zero)) ms"),
                     ScenarioCheck("the 10 ms turns completed unreported", ticks == 5 && monitor.completedTurns >= 6,
                                   "\(ticks) ticks, \(monitor.completedTurns) turns completed"),
                 ])

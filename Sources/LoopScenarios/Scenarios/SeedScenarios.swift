@@ -15,7 +15,7 @@ enum SeedScenarios {
             app.onEvent {
                 app.reloadData()
                 recorder.log("reloadData")
-                loop.async(label: "mainQueueBlock") { recorder.log("dispatch_get_main_queue") }
+                loop.submit(label: "mainQueueBlock") { recorder.log("dispatch_get_main_queue") }
             }
             app.sendTouch()
             let result = loop.run(mode: .default, timeout: 0.1)
@@ -56,7 +56,7 @@ enum SeedScenarios {
             app.onEvent {
                 app.reloadData()
                 recorder.log("reloadData")
-                loop.async(label: "mainQueueBlock") { recorder.log("dispatch_get_main_queue") }
+                loop.submit(label: "mainQueueBlock") { recorder.log("dispatch_get_main_queue") }
                 // The rest of the button's event handling: 20 ms, longer than one 60 Hz frame,
                 // so the source0 callout ends with _UIApplicationFlushRunLoopCATransactionIfTooLate.
                 clock.advance(seconds: 0.020)
@@ -96,11 +96,11 @@ enum SeedScenarios {
             let loop = app.loop, recorder = app.recorder
             let table = LoopThreadBound(app.tableView)
             app.onEvent {
-                loop.async(label: "block1") {
+                loop.submit(label: "block1") {
                     recorder.log("dispatch_get_main_queue_1")
                     table.value.setNeedsLayout()               // [self.tableView reloadData]
                     recorder.log("reloadData")
-                    loop.async(label: "block2") {
+                    loop.submit(label: "block2") {
                         recorder.log("dispatch_get_main_queue_2")
                     }
                 }

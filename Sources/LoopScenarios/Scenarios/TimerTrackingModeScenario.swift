@@ -13,12 +13,12 @@ enum TimerTrackingModeScenario {
             let loop = app.loop, clock = app.clock
             loop.addCommonMode(.tracking)
             let firesA = Tally(), firesB = Tally()
-            let ms: (LoopInstant) -> String = { String($0 / 1_000_000) }
+            let ms: (LoopInstant) -> String = { String($0.nanoseconds / 1_000_000) }
             // 10 ms grids starting at 10 ms; valid intervals, `try!` cannot fail.
-            let timerA = try! LoopTimer(fireAt: 10_000_000, interval: 0.010, label: "timerA (default mode)") { _ in
+            let timerA = try! LoopTimer(fireAt: LoopInstant(nanoseconds: 10_000_000), interval: 0.010, label: "timerA (default mode)") { _ in
                 firesA.add(ms(clock.now))
             }
-            let timerB = try! LoopTimer(fireAt: 10_000_000, interval: 0.010, label: "timerB (common modes)") { _ in
+            let timerB = try! LoopTimer(fireAt: LoopInstant(nanoseconds: 10_000_000), interval: 0.010, label: "timerB (common modes)") { _ in
                 firesB.add(ms(clock.now))
             }
             loop.add(timerA, mode: .default)

@@ -39,14 +39,14 @@ enum WaitForCallbackScenario {
             recorder.log("request sent")
             let network = ScenarioThread.start(name: "network-a") {
                 // … the response arrives on the network thread …
-                loop.performAndWake(label: "completionHandler") {
+                _ = loop.performAndWake(label: "completionHandler") {
                     let onLoopThread = pthread_equal(pthread_self(), loopThread) != 0
                     recorder.log("callback: 200 OK" + (onLoopThread ? " on the loop thread" : " on another thread"))
                     state.finish()
                     loop.stop()
                 }
             }
-            let safetyNet = MonotonicClock.shared.now + 10_000_000_000
+            let safetyNet = MonotonicClock.shared.now.advanced(by: .seconds(10))
             var result = Loop.RunResult.finished
             while !state.isDone && MonotonicClock.shared.now < safetyNet {
                 result = loop.run(mode: .default, timeout: 1)
