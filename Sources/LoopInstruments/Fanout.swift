@@ -42,26 +42,30 @@ public final class LoopCalloutInterceptorChain: LoopCalloutInterceptor {
 
 extension Loop {
     /// Adds an interceptor beside any already installed (through a `LoopCalloutInterceptorChain`).
-    /// Like `calloutInterceptor`, call it before running the loop or on the loop's own thread.
+    /// Any thread; a running loop uses the new chain from its next pass.
     public func addCalloutInterceptor(_ interceptor: any LoopCalloutInterceptor) {
-        let existing: [any LoopCalloutInterceptor]
-        if let chain = calloutInterceptor as? LoopCalloutInterceptorChain {
-            existing = chain.interceptors
-        } else if let single = calloutInterceptor {
-            existing = [single]
-        } else {
-            existing = []
+        updateCalloutInterceptor { current in
+            let existing: [any LoopCalloutInterceptor]
+            if let chain = current as? LoopCalloutInterceptorChain {
+                existing = chain.interceptors
+            } else if let single = current {
+                existing = [single]
+            } else {
+                existing = []
+            }
+            return existing.isEmpty ? interceptor : LoopCalloutInterceptorChain(existing + [interceptor])
         }
-        calloutInterceptor = existing.isEmpty ? interceptor : LoopCalloutInterceptorChain(existing + [interceptor])
     }
 
     /// Removes an interceptor added with `addCalloutInterceptor(_:)` (or set directly).
+    /// Any thread; a running loop stops calling it from its next pass.
     public func removeCalloutInterceptor(_ interceptor: any LoopCalloutInterceptor) {
-        if let chain = calloutInterceptor as? LoopCalloutInterceptorChain {
-            let rest = chain.interceptors.filter { $0 !== interceptor }
-            calloutInterceptor = rest.count == 1 ? rest[0] : (rest.isEmpty ? nil : LoopCalloutInterceptorChain(rest))
-        } else if calloutInterceptor === interceptor {
-            calloutInterceptor = nil
+        updateCalloutInterceptor { current in
+            if let chain = current as? LoopCalloutInterceptorChain {
+                let rest = chain.interceptors.filter { $0 !== interceptor }
+                return rest.count == 1 ? rest[0] : (rest.isEmpty ? nil : LoopCalloutInterceptorChain(rest))
+            }
+            return current === interceptor ? nil : current
         }
     }
 }

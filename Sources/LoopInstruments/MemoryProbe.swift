@@ -14,7 +14,7 @@ public final class MemoryProbe: @unchecked Sendable {
     // Sendable: mutable state is guarded by `lock`; `poolStatistics` is @Sendable.
     private let lock = PThreadMutex()
     private var buffer: RingBuffer<MemorySample>
-    private var clock: LoopClock?
+    private var clock: (any LoopClock)?
     private var installed: [InstalledObserver] = []
     private let recorder: TraceRecorder?
     private let poolStatistics: @Sendable () -> PoolSnapshot
@@ -28,7 +28,7 @@ public final class MemoryProbe: @unchecked Sendable {
     ///   - poolStatistics: where pool figures come from; the calling thread's pool by default
     ///     (observer samples run on the loop's thread, so that is the loop thread's pool).
     ///   - capacity: the most samples kept; older ones are overwritten.
-    public init(clock: LoopClock? = nil, recorder: TraceRecorder? = nil, readsProcess: Bool = true,
+    public init(clock: (any LoopClock)? = nil, recorder: TraceRecorder? = nil, readsProcess: Bool = true,
                 poolStatistics: @escaping @Sendable () -> PoolSnapshot = PoolSnapshot.currentThread,
                 capacity: Int = 100_000) {
         self.clock = clock

@@ -19,7 +19,7 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
     private let lock = PThreadMutex()
     private var buffer: RingBuffer<TraceEntry>
     private var nextSequence: UInt64 = 0
-    private var clock: LoopClock?
+    private var clock: (any LoopClock)?
     private var threads: [UInt: ThreadContext] = [:]
 
     /// What the recorder last saw on one thread, used to stamp entries the loop did not emit.
@@ -34,7 +34,7 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
     ///     commits). Pass the loop's clock, or let `attach(to:)` adopt it.
     ///     Defaults to `MonotonicClock.shared` when neither is given.
     ///   - capacity: the most entries kept; older ones are overwritten.
-    public init(clock: LoopClock? = nil, capacity: Int = 100_000) {
+    public init(clock: (any LoopClock)? = nil, capacity: Int = 100_000) {
         precondition(capacity > 0, "TraceRecorder capacity must be positive, got \(capacity)")
         self.clock = clock
         self.capacity = capacity
@@ -68,7 +68,7 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
     }
 
     /// Uses `clock` to stamp entries the loop did not emit.
-    public func use(clock: LoopClock) {
+    public func use(clock: any LoopClock) {
         lock.withLock { self.clock = clock }
     }
 

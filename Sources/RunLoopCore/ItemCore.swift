@@ -2,7 +2,7 @@ import PThreads
 import Synchronization
 
 /// Process-wide counters: unique item ids (epoll tokens) and source0 signal order.
-enum Sequence {
+enum ProcessCounters {
     /// Tokens below 16 are reserved for the loop's own descriptors (see `WaitToken`).
     private static let nextID = Atomic<UInt64>(16)
     private static let nextSignal = Atomic<UInt64>(1)
@@ -25,7 +25,7 @@ final class ItemCore: @unchecked Sendable {  // every var is guarded by `lock`
     }
 
     let lock = PThreadMutex()
-    let id = Sequence.itemID()
+    let id = ProcessCounters.itemID()
     /// Observers, timers, ports and fd sources live in one loop (O2, T2); sources0 may be in
     /// several (S5).
     let allowsSeveralLoops: Bool

@@ -214,8 +214,9 @@ extension Loop {
     /// R4a for the main loop: on the main thread, not inside a main-queue drain, running a
     /// common mode. Lock held.
     func mainQueueClauseLocked(_ state: ModeState) -> Bool {
-        isMainLoop && insideAsyncDrain == 0 && rlk_is_main_thread() != 0
-            && pthread_equal(pthread_self(), owner) != 0 && state.isCommon
+        // The main loop's owner is the main thread, so comparing pthread handles (a thread-local
+        // read) decides "on the main thread" without the gettid/getpid system calls.
+        isMainLoop && insideAsyncDrain == 0 && pthread_equal(pthread_self(), owner) != 0 && state.isCommon
     }
 
     /// The per-loop analogue: a common mode, not inside this loop's drain. Lock held.

@@ -8,7 +8,7 @@ extension Loop {
 
     @inline(__always)
     func emit(_ kind: LoopEvent.Kind, _ label: String, _ mode: Loop.Mode) {
-        if let sink = eventSink {
+        if let sink = activeSink {
             sink.loop(self, emitted: LoopEvent(kind: kind, label: label, mode: mode,
                                                pass: passCount, time: clock.now))
         }
@@ -16,7 +16,7 @@ extension Loop {
 
     /// Whether an event sink is installed (test it before building an event's arguments).
     @inline(__always)
-    var hasSink: Bool { eventSink != nil }
+    var hasSink: Bool { activeSink != nil }
 
     /// Every callout goes through here (lock released): begin event, `willCallOut`, the item's
     /// code, `didCallOut`, end event. The interceptor runs INSIDE the callout's span, so work it
@@ -25,11 +25,11 @@ extension Loop {
     @inline(__always)
     func callOut(_ kind: LoopEvent.Callout, _ label: String, _ mode: Loop.Mode, _ body: () -> Void) {
         // The common case, nothing installed: no existential is loaded or retained.
-        guard calloutInterceptor != nil || eventSink != nil else {
+        guard activeInterceptor != nil || activeSink != nil else {
             body()
             return
         }
-        let interceptor = calloutInterceptor
+        let interceptor = activeInterceptor
         emit(.calloutBegin(kind), label, mode)
         interceptor?.willCallOut(kind, label: label, loop: self)
         body()

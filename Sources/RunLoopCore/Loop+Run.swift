@@ -21,7 +21,7 @@ extension Loop {
     @discardableResult
     public func run(mode: Loop.Mode = .default, timeout: Duration,
                     returnAfterSourceHandled: Bool = false) -> Loop.RunResult {
-        checkOwnerThread("run(mode:timeout:returnAfterSourceHandled:)")
+        checkOwnerThread("Loop.run(mode:timeout:returnAfterSourceHandled:)")
         return runSpecific(mode, timeout: RunTimeout(timeout), stopAfterHandle: returnAfterSourceHandled)
     }
 
@@ -35,7 +35,7 @@ extension Loop {
     @discardableResult
     public func run(mode: Loop.Mode = .default, timeout seconds: Double,
                     returnAfterSourceHandled: Bool = false) -> Loop.RunResult {
-        checkOwnerThread("run(mode:timeout:returnAfterSourceHandled:)")
+        checkOwnerThread("Loop.run(mode:timeout:returnAfterSourceHandled:)")
         var timeout = RunTimeout.poll
         if seconds.isNaN {
             Diagnostics.report(.warning, .runTimeoutNaN,
@@ -52,7 +52,7 @@ extension Loop {
     /// loop.run()   // returns after loop.stop() or when the default mode is empty
     /// ```
     public func run() {
-        checkOwnerThread("run()")
+        checkOwnerThread("Loop.run()")
         while true {
             let result = runSpecific(.default, timeout: .forever, stopAfterHandle: false)
             if result == .stopped || result == .finished { return }
@@ -67,7 +67,7 @@ extension Loop {
     /// loop.run(until: loop.clock.now.advanced(by: .milliseconds(100)))
     /// ```
     public func run(until deadline: LoopInstant) {
-        checkOwnerThread("run(until:)")
+        checkOwnerThread("Loop.run(until:)")
         while true {
             let now = clock.nowNanoseconds
             guard now < deadline.nanoseconds, !isFinished(mode: .default) else { return }
@@ -107,6 +107,7 @@ extension Loop {
                                "invalid mode 'kCFRunLoopCommonModes' provided to Loop.run; returning .finished")
             return .finished
         }
+        refreshInstrumentation()
         lock.lock()
         // R2: a torn-down loop.
         // R3: look the mode up without creating it; missing or empty → .finished, no Entry/Exit.
@@ -217,6 +218,7 @@ extension Loop {
         while true {
             // L3
             _ = passCounter.wrappingAdd(1, ordering: .relaxed)
+            refreshInstrumentation()
             frame.ignoreWakeUps = false                                  // W3 (3016)
             // No L-g: a wake-up still pending here that another run wrote (a nested run, or an
             // earlier run that ended without waiting) is stale; this run ignored wake-ups from

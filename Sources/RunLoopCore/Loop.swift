@@ -96,17 +96,16 @@ public final class Loop: @unchecked Sendable {
     @inline(__always)
     func bumpControlEpoch() { controlEpoch.wrappingAdd(1, ordering: .releasing) }
 
-    /// Receives every activity and callout (see ``LoopEvent``). Costs one branch when nil.
-    /// Set it before running the loop or from the loop's own thread.
-    ///
-    /// ```swift
-    /// loop.eventSink = myRecorder
-    /// ```
-    @exclusivity(unchecked) public var eventSink: LoopEventSink?
-
-    /// Wraps every callout (per-callout pools, flush-if-too-late). Costs one branch when nil.
-    /// Set it before running the loop or from the loop's own thread.
-    @exclusivity(unchecked) public var calloutInterceptor: LoopCalloutInterceptor?
+    /// The sink and interceptor as configured (any thread, under its own lock) and the version
+    /// the owner thread last copied into `activeSink` / `activeInterceptor`.
+    let instrumentation = Locked(Instrumentation())
+    let instrumentationVersion = Atomic<UInt64>(0)
+    /// The sink and interceptor in effect for the running pass. Owner thread only: copied from
+    /// `instrumentation` at the start of every run and pass (`refreshInstrumentation`).
+    /// `@exclusivity(unchecked)`: read on every callout; confined to the owner thread.
+    @exclusivity(unchecked) var activeSink: (any LoopEventSink)?
+    @exclusivity(unchecked) var activeInterceptor: (any LoopCalloutInterceptor)?
+    @exclusivity(unchecked) var activeInstrumentationVersion: UInt64 = 0
 
     /// Passes of the run function (`__CFRunLoopRun`'s loop) made so far.
     public var passCount: UInt64 { passCounter.load(ordering: .relaxed) }
@@ -262,7 +261,7 @@ public final class Loop: @unchecked Sendable {
         let tid = rlk_gettid()
         let name = Loop.threadName(pthread_self())
         preconditionFailure(
-            "Loop.\(function) called on thread \(tid) '\(name)', but this loop belongs to thread \(ownerTID) '\(ownerName)'. A loop can only be run by its own thread; use Loop.current there.")
+            "\(function) called on thread \(tid) '\(name)', but this loop belongs to thread \(ownerTID) '\(ownerName)'. A loop can only be run by its own thread; use Loop.current there.")
     }
 
     static func threadName(_ thread: pthread_t) -> String {

@@ -81,7 +81,7 @@ public final class LoopSource: @unchecked Sendable {  // core.lock guards signal
     public func signal() {
         core.lock.withLock {
             if core.valid && signalStamp.load(ordering: .relaxed) == 0 {
-                signalStamp.store(Sequence.signalStamp(), ordering: .releasing)
+                signalStamp.store(ProcessCounters.signalStamp(), ordering: .releasing)
             }
         }
     }
