@@ -50,9 +50,9 @@ extension Loop {
 
     private func enqueue<C: Collection<Loop.Mode>>(_ block: PendingBlock, modes names: C) -> Bool {
         let accepted = lock.withLock { () -> Bool in
-            guard !tornDown else { return false }
+            guard !guarded.tornDown else { return false }
             for name in names { _ = modeStateLocked(name, create: true) }
-            blocks.append(block)
+            guarded.blocks.append(block)
             hasBlocks.store(true, ordering: .releasing)
             return true
         }
@@ -66,9 +66,9 @@ extension Loop {
 
     /// Whether a pending block targets `state` (R4e). Lock held.
     func hasBlockLocked(for state: ModeState) -> Bool {
-        guard !blocks.isEmpty else { return false }
-        let isCommon = state.isCommon
-        return blocks.contains { $0.matches(state.mode, isCommon: isCommon) }
+        guard !guarded.blocks.isEmpty else { return false }
+        let isCommon = state.guarded.isCommon
+        return guarded.blocks.contains { $0.matches(state.mode, isCommon: isCommon) }
     }
 
     /// B2: detach the queue, run the blocks for this mode in FIFO order with the lock released,
@@ -78,10 +78,10 @@ extension Loop {
         // A block performed by another thread meanwhile is as if performed after this step.
         guard hasBlocks.load(ordering: .acquiring) else { return false }
         lock.lock()
-        if blocks.isEmpty { lock.unlock(); return false }
-        swap(&blocks, &frame.scratch.pointee.blocks)
+        if guarded.blocks.isEmpty { lock.unlock(); return false }
+        swap(&guarded.blocks, &frame.scratch.pointee.blocks)
         hasBlocks.store(false, ordering: .releasing)
-        var isCommon = state.isCommon
+        var isCommon = state.guarded.isCommon
         lock.unlock()
 
         var ran = false
@@ -103,8 +103,8 @@ extension Loop {
         if !frame.scratch.pointee.blocks.isEmpty {
             // B2.4: survivors go back in front of the blocks queued during the walk.
             lock.lock()
-            frame.scratch.pointee.blocks.append(contentsOf: blocks)
-            swap(&blocks, &frame.scratch.pointee.blocks)
+            frame.scratch.pointee.blocks.append(contentsOf: guarded.blocks)
+            swap(&guarded.blocks, &frame.scratch.pointee.blocks)
             hasBlocks.store(true, ordering: .releasing)
             lock.unlock()
             frame.scratch.pointee.blocks.truncate(to: 0)
@@ -118,7 +118,7 @@ extension Loop {
     /// look, and only for blocks that target `.common`.
     @inline(__always)
     private func isCommonNow(_ state: ModeState, _ known: inout Bool) -> Bool {
-        if !known { known = lock.withLock { state.isCommon } }
+        if !known { known = lock.withLock { state.guarded.isCommon } }
         return known
     }
 
@@ -145,12 +145,12 @@ extension Loop {
             return true
         }
         let (accepted, signalled) = lock.withLock { () -> (Bool, Result<Int32, SystemCallError>) in
-            guard !tornDown else { return (false, .success(0)) }
-            asyncPending.append(AsyncWork(label: label, work: work))
-            guard asyncPending.count == 1 else { return (true, .success(0)) }
+            guard !guarded.tornDown else { return (false, .success(0)) }
+            guarded.asyncPending.append(AsyncWork(label: label, work: work))
+            guard guarded.asyncPending.count == 1 else { return (true, .success(0)) }
             // The queue became non-empty: make the async descriptor readable. Under the lock,
             // so teardown cannot close the descriptor in between.
-            return (true, valueOrErrno("eventfd write") { rlk_eventfd_signal(asyncFD) })
+            return (true, valueOrErrno("eventfd write") { rlk_eventfd_signal(guarded.asyncFD) })
         }
         signalled.reportingFailure(.systemCallFailed, "waking the loop for submitted work", item: label)
         if !accepted {
@@ -175,25 +175,25 @@ extension Loop {
         let port: Int32
         if isMainLoop {
             if mainQueueClauseLocked(state) {
-                if dispatchFD < 0 { dispatchFD = Int32(rlk_dispatch_main_queue_handle()) }
-                port = dispatchFD
+                if owned.dispatchFD < 0 { owned.dispatchFD = Int32(rlk_dispatch_main_queue_handle()) }
+                port = owned.dispatchFD
             } else {
                 port = -1
             }
         } else {
-            port = asyncClauseActiveLocked(state) ? asyncFD : -1
+            port = asyncClauseActiveLocked(state) ? guarded.asyncFD : -1
         }
         if port >= 0 {
-            if state.asyncInSet < 0 {
+            if state.guarded.asyncInSet < 0 {
                 valueOrErrno("epoll_ctl(ADD)") { rlk_epoll_add(state.epollFD, port, 1, WaitToken.async, 0) }
                     .reportingFailure(.systemCallFailed, "adding the async queue to mode '\(state.mode)'")
-                state.asyncInSet = port
+                state.guarded.asyncInSet = port
             }
-        } else if state.asyncInSet >= 0 {
-            valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD, state.asyncInSet) }
+        } else if state.guarded.asyncInSet >= 0 {
+            valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD, state.guarded.asyncInSet) }
                 .reportingFailure(.systemCallFailed, "taking the async queue out of mode '\(state.mode)'")
-            frame.removedAsyncPort = state.asyncInSet
-            state.asyncInSet = -1
+            frame.removedAsyncPort = state.guarded.asyncInSet
+            state.guarded.asyncInSet = -1
         }
         return port
     }
@@ -203,10 +203,10 @@ extension Loop {
     @inline(__always)
     func restoreAsyncPort(_ state: ModeState, _ frame: RunFrame) {
         guard frame.removedAsyncPort >= 0 else { return }
-        if !tornDown && state.asyncInSet < 0 {
+        if !guarded.tornDown && state.guarded.asyncInSet < 0 {
             valueOrErrno("epoll_ctl(ADD)") { rlk_epoll_add(state.epollFD, frame.removedAsyncPort, 1, WaitToken.async, 0) }
                 .reportingFailure(.systemCallFailed, "putting the async queue back into mode '\(state.mode)'")
-            state.asyncInSet = frame.removedAsyncPort
+            state.guarded.asyncInSet = frame.removedAsyncPort
         }
         frame.removedAsyncPort = -1
     }
@@ -216,33 +216,33 @@ extension Loop {
     func mainQueueClauseLocked(_ state: ModeState) -> Bool {
         // The main loop's owner is the main thread, so comparing pthread handles (a thread-local
         // read) decides "on the main thread" without the gettid/getpid system calls.
-        isMainLoop && insideAsyncDrain == 0 && pthread_equal(pthread_self(), owner) != 0 && state.isCommon
+        isMainLoop && guarded.insideAsyncDrain == 0 && pthread_equal(pthread_self(), owner) != 0 && state.guarded.isCommon
     }
 
     /// The per-loop analogue: a common mode, not inside this loop's drain. Lock held.
     func asyncClauseActiveLocked(_ state: ModeState) -> Bool {
-        !isMainLoop && asyncFD >= 0 && insideAsyncDrain == 0 && state.isCommon
+        !isMainLoop && guarded.asyncFD >= 0 && guarded.insideAsyncDrain == 0 && state.guarded.isCommon
     }
 
     /// The fast-path probe (SCF 3036): is work waiting right now? Consumes the readiness.
     func asyncReadyNow() -> Bool {
-        if isMainLoop { return drainCounter(dispatchFD, "the main queue's descriptor") > 0 }
-        return lock.withLock { !asyncPending.isEmpty }
+        if isMainLoop { return drainCounter(owned.dispatchFD, "the main queue's descriptor") > 0 }
+        return lock.withLock { !guarded.asyncPending.isEmpty }
     }
 
     /// Services the queue once (SCF 3219-3240): a snapshot of the queued work, each item a
     /// callout; work queued meanwhile waits for the next pass that waits.
     func drainAsyncQueue(_ state: ModeState, _ frame: RunFrame) {
         if isMainLoop {
-            lock.withLock { insideAsyncDrain += 1 }
+            lock.withLock { guarded.insideAsyncDrain += 1 }
             callOutToMainQueue(state.mode)
-            lock.withLock { insideAsyncDrain -= 1 }
+            lock.withLock { guarded.insideAsyncDrain -= 1 }
             return
         }
         lock.lock()
-        insideAsyncDrain += 1
-        swap(&asyncPending, &frame.scratch.pointee.async)
-        _ = drainCounter(asyncFD, "the async queue's descriptor")
+        guarded.insideAsyncDrain += 1
+        swap(&guarded.asyncPending, &frame.scratch.pointee.async)
+        _ = drainCounter(guarded.asyncFD, "the async queue's descriptor")
         lock.unlock()
         var index = 0
         while index < frame.scratch.pointee.async.count {
@@ -251,6 +251,6 @@ extension Loop {
             callOut(.mainQueue, item.label, state.mode) { item.work() }
         }
         frame.scratch.pointee.async.truncate(to: 0)
-        lock.withLock { insideAsyncDrain -= 1 }
+        lock.withLock { guarded.insideAsyncDrain -= 1 }
     }
 }

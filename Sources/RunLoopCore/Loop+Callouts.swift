@@ -8,7 +8,7 @@ extension Loop {
 
     @inline(__always)
     func emit(_ kind: LoopEvent.Kind, _ label: String, _ mode: Loop.Mode) {
-        if let sink = activeSink {
+        if let sink = owned.activeSink {
             sink.loop(self, emitted: LoopEvent(kind: kind, label: label, mode: mode,
                                                pass: passCount, time: clock.now))
         }
@@ -16,7 +16,7 @@ extension Loop {
 
     /// Whether an event sink is installed (test it before building an event's arguments).
     @inline(__always)
-    var hasSink: Bool { activeSink != nil }
+    var hasSink: Bool { owned.activeSink != nil }
 
     /// Every callout goes through here (lock released): begin event, `willCallOut`, the item's
     /// code, `didCallOut`, end event. The interceptor runs INSIDE the callout's span, so work it
@@ -25,11 +25,11 @@ extension Loop {
     @inline(__always)
     func callOut(_ kind: LoopEvent.Callout, _ label: String, _ mode: Loop.Mode, _ body: () -> Void) {
         // The common case, nothing installed: no existential is loaded or retained.
-        guard activeInterceptor != nil || activeSink != nil else {
+        guard owned.activeInterceptor != nil || owned.activeSink != nil else {
             body()
             return
         }
-        let interceptor = activeInterceptor
+        let interceptor = owned.activeInterceptor
         emit(.calloutBegin(kind), label, mode)
         interceptor?.willCallOut(kind, label: label, loop: self)
         body()
@@ -98,8 +98,8 @@ extension Loop {
         // change another thread makes meanwhile counts as made after this notification.
         if state.observersVersion.load(ordering: .acquiring) != scratch.pointee.observersHeldVersion {
             lock.lock()
-            if !sameBuffer(scratch.pointee.observersHeld, state.observers) {
-                scratch.pointee.observersHeld = state.observers
+            if !sameBuffer(scratch.pointee.observersHeld, state.guarded.observers) {
+                scratch.pointee.observersHeld = state.guarded.observers
             }
             scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
             lock.unlock()
@@ -155,7 +155,7 @@ extension Loop {
         // A source added by another thread meanwhile is as if added after this step.
         guard state.hasSources0.load(ordering: .acquiring) else { return false }
         lock.lock()
-        for source in state.sources0 {
+        for source in state.guarded.sources0 {
             let stamp = source.signalStamp.load(ordering: .acquiring)
             if stamp != 0 && source.core.isValid { frame.scratch.pointee.sources.append(Source0Pick(source: source, order: source.order, stamp: stamp)) }
         }
@@ -198,8 +198,8 @@ extension Loop {
     /// Handles the port or fd source behind `token`; returns whether it counts as handled.
     func doSource1(token: UInt64, ready: UInt32, _ state: ModeState) -> Bool {
         lock.lock()
-        let port = state.ports[token]
-        let file = port == nil ? state.files[token] : nil
+        let port = state.guarded.ports[token]
+        let file = port == nil ? state.guarded.files[token] : nil
         lock.unlock()
         if let port {
             guard let message = port.takeOne() else { return false }
@@ -221,7 +221,7 @@ extension Loop {
     func doTimers(_ state: ModeState, _ frame: RunFrame) {
         let now = clock.nowNanoseconds
         lock.lock()
-        for timer in state.timers {
+        for timer in state.guarded.timers {
             let (date, eligible) = timer.core.lock.withLock {
                 (timer.fireDate, timer.core.valid && !timer.firing)
             }
@@ -251,7 +251,7 @@ extension Loop {
         }
         guard let started else { return }
         // T5.2: re-arm for the next timer while this one fires (it is excluded as firing).
-        lock.withLock { for s in modes.values where s.timers.contains(where: { $0 === timer }) { s.rearm(waiting: false) } }
+        lock.withLock { for s in guarded.modes.values where s.guarded.timers.contains(where: { $0 === timer }) { s.rearm(waiting: false) } }
         callOut(.timer, timer.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_TIMER__(timer) }
         if started.oneShot { timer.invalidate() }
         let stillValid: Bool = timer.core.lock.withLock {

@@ -94,13 +94,13 @@ extension Loop {
 
     /// The observers of `mode` in call order (O1). Empty for a missing mode or `.common`.
     public func observers(in mode: Loop.Mode) -> [LoopObserver] {
-        lock.withLock { modes[mode]?.observers ?? [] }
+        lock.withLock { guarded.modes[mode]?.guarded.observers ?? [] }
     }
 
     /// The next fire date of the first timer of `mode` (T9); nil when it has none.
     public func nextTimerFireDate(in mode: Loop.Mode) -> LoopInstant? {
         lock.withLock {
-            guard let first = modes[mode]?.timers.first else { return nil }
+            guard let first = guarded.modes[mode]?.guarded.timers.first else { return nil }
             return LoopInstant(nanoseconds: first.core.lock.withLock { first.fireDate })
         }
     }
@@ -110,7 +110,7 @@ extension Loop {
     func addItem<Item: ModeItem>(_ item: Item, mode: Loop.Mode) -> AddOutcome {
         var joined: [Loop.Mode] = []
         let outcome: AddOutcome = lock.withLock {
-            guard !tornDown else { return .refused(.loopTornDown) }
+            guard !guarded.tornDown else { return .refused(.loopTornDown) }
             guard mode == .common else {
                 let state = modeStateLocked(mode, create: true)!
                 let outcome = addLocked(item, to: state)
@@ -121,11 +121,11 @@ extension Loop {
             // M3: CF re-applies the add to every common mode even for an existing common item,
             // so an item removed from one common mode directly comes back.
             var outcome = AddOutcome.alreadyPresent
-            if !commonItems[keyPath: Item.commonList].contains(where: { $0 === item }) {
-                commonItems[keyPath: Item.commonList].append(item)
+            if !guarded.commonItems[keyPath: Item.commonList].contains(where: { $0 === item }) {
+                guarded.commonItems[keyPath: Item.commonList].append(item)
                 outcome = .added
             }
-            for name in commonModeNames {
+            for name in guarded.commonModeNames {
                 let added = addLocked(item, to: modeStateLocked(name, create: true)!)
                 if added == .added { joined.append(name) }
                 outcome = outcome.merged(with: added)
@@ -162,12 +162,12 @@ extension Loop {
         var left: [Loop.Mode] = []
         lock.withLock {
             if mode == .common {
-                guard let i = commonItems[keyPath: Item.commonList].firstIndex(where: { $0 === item }) else { return }
-                commonItems[keyPath: Item.commonList].remove(at: i)
-                for name in commonModeNames {
-                    if let state = modes[name], removeLocked(item, from: state) { left.append(name) }
+                guard let i = guarded.commonItems[keyPath: Item.commonList].firstIndex(where: { $0 === item }) else { return }
+                guarded.commonItems[keyPath: Item.commonList].remove(at: i)
+                for name in guarded.commonModeNames {
+                    if let state = guarded.modes[name], removeLocked(item, from: state) { left.append(name) }
                 }
-            } else if let state = modes[mode], removeLocked(item, from: state) {
+            } else if let state = guarded.modes[mode], removeLocked(item, from: state) {
                 left.append(mode)
             }
         }
@@ -185,8 +185,8 @@ extension Loop {
 
     func containsItem<Item: ModeItem>(_ item: Item, mode: Loop.Mode) -> Bool {
         lock.withLock {
-            if mode == .common { return commonItems[keyPath: Item.commonList].contains { $0 === item } }
-            return modes[mode].map(item.isHeld(by:)) ?? false
+            if mode == .common { return guarded.commonItems[keyPath: Item.commonList].contains { $0 === item } }
+            return guarded.modes[mode].map(item.isHeld(by:)) ?? false
         }
     }
 
@@ -194,8 +194,8 @@ extension Loop {
     func purgeItem<Item: ModeItem>(_ item: Item) {
         var left: [Loop.Mode] = []
         lock.withLock {
-            commonItems[keyPath: Item.commonList].removeAll { $0 === item }
-            for name in modeOrder where removeLocked(item, from: modes[name]!) { left.append(name) }
+            guarded.commonItems[keyPath: Item.commonList].removeAll { $0 === item }
+            for name in guarded.modeOrder where removeLocked(item, from: guarded.modes[name]!) { left.append(name) }
         }
         if !left.isEmpty { item.didLeave(self, modes: left) }
     }
@@ -203,7 +203,7 @@ extension Loop {
     /// A mode that just became common takes every common item (M4); returns the sources0 that
     /// joined it, whose schedule callouts run after the lock is released. Lock held.
     func addCommonItemsLocked(to state: ModeState) -> [LoopSource] {
-        let items = commonItems
+        let items = guarded.commonItems
         let scheduled = items.sources0.filter { addLocked($0, to: state) == .added }
         for observer in items.observers { _ = addLocked(observer, to: state) }
         for timer in items.timers { _ = addLocked(timer, to: state) }
@@ -215,11 +215,11 @@ extension Loop {
     /// T5/T6: re-sort a timer whose date changed in every mode holding it, and re-arm.
     func reposition(_ timer: LoopTimer) {
         lock.withLock {
-            for state in modes.values {
-                guard let i = state.timers.firstIndex(where: { $0 === timer }) else { continue }
-                state.timers.remove(at: i)
+            for state in guarded.modes.values {
+                guard let i = state.guarded.timers.firstIndex(where: { $0 === timer }) else { continue }
+                state.guarded.timers.remove(at: i)
                 state.insertSorted(timer)
-                state.rearm(waiting: sleeping)
+                state.rearm(waiting: guarded.sleeping)
             }
         }
     }

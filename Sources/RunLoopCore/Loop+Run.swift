@@ -79,19 +79,19 @@ extension Loop {
     /// (R7, `_CFRunLoopFinished`).
     public func isFinished(mode: Loop.Mode) -> Bool {
         lock.withLock {
-            guard !tornDown, mode != .common, let state = modes[mode] else { return true }
+            guard !guarded.tornDown, mode != .common, let state = guarded.modes[mode] else { return true }
             return isEmptyLocked(state)
         }
     }
 
     /// R4, `__CFRunLoopModeIsEmpty`. Observers do not count. Lock held.
     func isEmptyLocked(_ state: ModeState) -> Bool {
-        if state.waitFailed { return true }  // see `ModeState.waitFailed`
+        if state.guarded.waitFailed { return true }  // see `ModeState.waitFailed`
         // R4a: the main-queue clause (main loop), or its per-loop analogue: a common mode of a
         // loop whose async queue holds work (so an observer-only mode stays empty, case 1).
         if isMainLoop {
             if mainQueueClauseLocked(state) { return false }
-        } else if asyncClauseActiveLocked(state) && !asyncPending.isEmpty {
+        } else if asyncClauseActiveLocked(state) && !guarded.asyncPending.isEmpty {
             return false
         }
         if !state.isEmptyOfItems { return false }  // R4b–d
@@ -115,7 +115,7 @@ extension Loop {
         // (modes are never removed, M1; frames only grow), which saves reference counting on
         // every run.
         let found: Unmanaged<ModeState>
-        if let last = tornDown ? nil : lookupUnretainedLocked(name) {
+        if let last = guarded.tornDown ? nil : lookupUnretainedLocked(name) {
             found = last
         } else if let state = modeStateLocked(name, create: false) {
             found = Unmanaged.passUnretained(state)
@@ -129,9 +129,9 @@ extension Loop {
                 return .finished
             }
             // R5.1: push fresh per-run data.
-            depth += 1
-            if frames.count == depth { frames.append(RunFrame()) }
-            let frame = frames.withUnsafeBufferPointer { Unmanaged.passUnretained($0[depth]) }
+            guarded.depth += 1
+            if guarded.frames.count == guarded.depth { guarded.frames.append(RunFrame()) }
+            let frame = guarded.frames.withUnsafeBufferPointer { Unmanaged.passUnretained($0[guarded.depth]) }
             return frame._withUnsafeGuaranteedRef { frame in
                 runPushed(name, state, frame, timeout, stopAfterHandle)
             }
@@ -143,11 +143,11 @@ extension Loop {
                            _ stopAfterHandle: Bool) -> Loop.RunResult {
         frame.stopped = false
         frame.ignoreWakeUps = false
-        runSerial &+= 1
-        frame.serial = runSerial
+        guarded.runSerial &+= 1
+        frame.serial = guarded.runSerial
         // R5.2
-        let previous = runningMode
-        runningMode = Unmanaged.passUnretained(state)
+        let previous = guarded.runningMode
+        guarded.runningMode = Unmanaged.passUnretained(state)
 
         // R5.3 Entry. Without a sink or Entry observers nothing runs between the push and the
         // first pass, so the run goes on in the same critical section (fewer lock round trips).
@@ -159,7 +159,7 @@ extension Loop {
         let observed = state.observerMask.load(ordering: .relaxed)
         if hasSink || observed & Loop.Activity.entry.rawValue != 0 {
             let epoch = controlEpoch.load(ordering: .relaxed)
-            let unstopped = !frame.stopped && !state.stopped
+            let unstopped = !frame.stopped && !state.guarded.stopped
             let port = unstopped ? asyncPortForRun(state, frame) : -1
             lock.unlock()
             if hasSink { emit(.runBegin, "", name) }
@@ -179,8 +179,8 @@ extension Loop {
             lock.lock()
         }
         restoreAsyncPort(state, frame)                                   // R5.6
-        depth -= 1
-        runningMode = previous
+        guarded.depth -= 1
+        guarded.runningMode = previous
         lock.unlock()
         frame.releaseObserverSnapshot()
         if hasSink { emit(.runEnd(result), "", name) }
@@ -226,8 +226,8 @@ extension Loop {
             // Entry observers, before its first wait, or from just now, and stays.
             if wakePending {
                 lock.lock()
-                if wakePending && wakeSerial != frame.serial {
-                    _ = drainCounter(wakeFD, "a stale wake-up")
+                if wakePending && guarded.wakeSerial != frame.serial {
+                    _ = drainCounter(guarded.wakeFD, "a stale wake-up")
                     wakePending = false
                 }
                 lock.unlock()
@@ -252,7 +252,7 @@ extension Loop {
                 if !poll { notify(.beforeWaiting, state, frame) }        // L-a (3062)
                 lock.lock()
                 let quiet = (poll || virtualClock != nil) && isQuietLocked(state, asyncPort: asyncPort)
-                let armed = state.armedDeadline
+                let armed = state.guarded.armedDeadline
                 if poll && quiet {
                     // A quiet poll makes no system call: it is over within this critical
                     // section, so no other thread can tell it from no wait at all (W4), and the
@@ -260,14 +260,14 @@ extension Loop {
                     live = armed != .max && armed <= clock.nowNanoseconds ? .timer : .none
                     frame.ignoreWakeUps = true                           // W3 (3130)
                 } else {
-                    sleeping = true                                      // W4 (3063)
+                    guarded.sleeping = true                                      // W4 (3063)
                     state.syncTimerFD()   // from now on `rearm` writes it as it changes (T3)
                     lock.unlock()
                     if !poll && hasSink { emit(.sleep, "", state.mode) }
                     live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
                                 quiet: quiet, armed: armed, serial: frame.serial)              // (3070-3127)
                     lock.lock()
-                    sleeping = false                                     // W4
+                    guarded.sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3 (3130)
                     if !poll && (hasSink || state.observerMask.load(ordering: .relaxed)
                                     & Loop.Activity.afterWaiting.rawValue != 0) {
@@ -300,7 +300,7 @@ extension Loop {
                 handled = doSource1(token: token, ready: ready, state) || handled  // S8 (3249)
                 lock.lock()
             }
-            if !blocks.isEmpty {
+            if !guarded.blocks.isEmpty {
                 lock.unlock()
                 doBlocks(state, frame)                                   // B3 (3273)
                 lock.lock()
@@ -323,8 +323,8 @@ extension Loop {
             frame.stopped = false
             return true
         }
-        if state.stopped {
-            state.stopped = false
+        if state.guarded.stopped {
+            state.guarded.stopped = false
             return true
         }
         return false

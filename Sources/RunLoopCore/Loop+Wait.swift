@@ -70,7 +70,7 @@ extension Loop {
                 // Never a timeout: an error here (EBADF, EINVAL, EFAULT) would fail again on
                 // every pass. The mode is marked failed, so this run and later ones finish.
                 let failure = SystemCallError(call: "epoll_wait", code: errno)
-                lock.withLock { state.waitFailed = true }
+                lock.withLock { state.guarded.waitFailed = true }
                 Diagnostics.report(.error, .waitFailed,
                                    "the wait set of mode '\(state.mode)' failed: \(failure); the mode is treated as empty from now on")
                 return .failed
@@ -79,9 +79,9 @@ extension Loop {
                 switch token {
                 case WaitToken.wake:
                     let (forThisRun, armedNow) = lock.withLock { () -> (Bool, UInt64) in
-                        _ = drainCounter(wakeFD, "the wake-up descriptor")
+                        _ = drainCounter(guarded.wakeFD, "the wake-up descriptor")
                         wakePending = false
-                        return (wakeSerial == serial, state.armedDeadline)
+                        return (guarded.wakeSerial == serial, state.guarded.armedDeadline)
                     }
                     // A wake-up decided for an earlier run whose write landed only now (see
                     // `wakeUp`) is stale: the earlier run would have dropped it (no L-g).
@@ -105,7 +105,7 @@ extension Loop {
             if poll { return .none }
             if let virtualClock {
                 if blockOnDescriptors { continue }
-                let target = min(lock.withLock { state.armedDeadline }, deadline)
+                let target = min(lock.withLock { state.guarded.armedDeadline }, deadline)
                 if target == .max {
                     blockOnDescriptors = true
                     continue
@@ -120,13 +120,13 @@ extension Loop {
 
     /// No port or fd source in the mode, no pending wake-up, no async work we could see. Lock held.
     func isQuietLocked(_ state: ModeState, asyncPort: Int32) -> Bool {
-        !wakePending && state.ports.isEmpty && state.files.isEmpty
-            && (asyncPort < 0 || (!isMainLoop && asyncPending.isEmpty))
+        !wakePending && state.guarded.ports.isEmpty && state.guarded.files.isEmpty
+            && (asyncPort < 0 || (!isMainLoop && guarded.asyncPending.isEmpty))
     }
 
     @inline(__always)
     func timerDue(_ state: ModeState) -> Bool {
-        let deadline = lock.withLock { state.armedDeadline }
+        let deadline = lock.withLock { state.guarded.armedDeadline }
         return deadline != .max && deadline <= clock.nowNanoseconds
     }
 }

@@ -38,40 +38,13 @@ public final class Loop: @unchecked Sendable {
     /// Registry loops are torn down at thread exit (W6); detached loops at deinit.
     let isRegistered: Bool
 
-    // Mutable state. `@exclusivity(unchecked)`: Swift's run-time exclusivity checks on class
-    // properties cost a third of a pass's instructions; access is guarded by `lock` (or confined
-    // to the loop thread) instead.
-
-    /// CF's `_wakeUpPort`: an eventfd in every mode's epoll set.
-    @exclusivity(unchecked) var wakeFD: Int32 = -1
-    /// Which run (`RunFrame.serial`) wrote the pending wake-up.
-    @exclusivity(unchecked) var wakeSerial: UInt64 = 0
-    /// Serial numbers for runs, so a pass can tell its own wake-ups from stale ones.
-    @exclusivity(unchecked) var runSerial: UInt64 = 0
-    @exclusivity(unchecked) var modes: [Loop.Mode: ModeState] = [:]
-    @exclusivity(unchecked) var modeOrder: [Loop.Mode] = []
-    /// The last mode looked up by name: runs and performs usually name the same mode again.
-    /// Unretained: `modes` keeps every mode for the loop's lifetime (modes are never removed, M1).
-    @exclusivity(unchecked) var lastLookup: Unmanaged<ModeState>?
-    @exclusivity(unchecked) var commonModeNames: Set<Loop.Mode> = [.default]  // M2
-    @exclusivity(unchecked) var commonItems = CommonItems()
-    @exclusivity(unchecked) var blocks: [PendingBlock] = []
-    /// frames[0] is the base per-run data with `ignoreWakeUps` set (W3: wake-ups are ignored
-    /// when the loop is not running); each run pushes frames[depth] (R5).
-    @exclusivity(unchecked) var frames: [RunFrame] = []
-    @exclusivity(unchecked) var depth = 0
-    /// The innermost run's mode; unretained like `lastLookup`.
-    @exclusivity(unchecked) var runningMode: Unmanaged<ModeState>?
-    @exclusivity(unchecked) var sleeping = false
-    @exclusivity(unchecked) var tornDown = false
-    /// Non-main loops: the async queue (an eventfd readable while `asyncPending` is non-empty).
-    @exclusivity(unchecked) var asyncFD: Int32 = -1
-    @exclusivity(unchecked) var asyncPending: [AsyncWork] = []
-    /// Depth of async-queue drains in progress (CF's `__CFTSDKeyIsInGCDMainQ`; only the owner
-    /// thread drains, so a per-loop counter is that thread's flag).
-    @exclusivity(unchecked) var insideAsyncDrain = 0
-    /// Main loop: libdispatch's main-queue eventfd, fetched on first need (loop thread).
-    @exclusivity(unchecked) var dispatchFD: Int32 = -1
+    /// Everything other threads may read or change: only with `lock` held.
+    /// `@exclusivity(unchecked)`: the lock serialises access; the run-time checks would cost a
+    /// third of a pass's instructions.
+    @exclusivity(unchecked) var guarded = LoopGuardedState()
+    /// What only the owner thread touches (checked with `assertOwnerThread` in debug builds).
+    /// `@exclusivity(unchecked)`: confined to one thread; read on every callout.
+    @exclusivity(unchecked) var owned = LoopOwnedState()
 
     /// The wake eventfd was written and not yet read; lets a pass skip the read otherwise.
     /// Written under `lock`; atomic so the top of a pass can test it without the lock.
@@ -100,12 +73,6 @@ public final class Loop: @unchecked Sendable {
     /// the owner thread last copied into `activeSink` / `activeInterceptor`.
     let instrumentation = Locked(Instrumentation())
     let instrumentationVersion = Atomic<UInt64>(0)
-    /// The sink and interceptor in effect for the running pass. Owner thread only: copied from
-    /// `instrumentation` at the start of every run and pass (`refreshInstrumentation`).
-    /// `@exclusivity(unchecked)`: read on every callout; confined to the owner thread.
-    @exclusivity(unchecked) var activeSink: (any LoopEventSink)?
-    @exclusivity(unchecked) var activeInterceptor: (any LoopCalloutInterceptor)?
-    @exclusivity(unchecked) var activeInstrumentationVersion: UInt64 = 0
 
     /// Passes of the run function (`__CFRunLoopRun`'s loop) made so far.
     public var passCount: UInt64 { passCounter.load(ordering: .relaxed) }
@@ -130,30 +97,30 @@ public final class Loop: @unchecked Sendable {
         self.ownerName = Loop.threadName(owner)
         self.isRegistered = registered
         self.isMainLoop = isMain
-        wakeFD = essentialDescriptor("eventfd", for: "a loop's wake-up descriptor") { rlk_eventfd_create() }
+        guarded.wakeFD = essentialDescriptor("eventfd", for: "a loop's wake-up descriptor") { rlk_eventfd_create() }
         let base = RunFrame()
         base.ignoreWakeUps = true
-        frames = [base]
+        guarded.frames = [base]
         if !isMain {
-            asyncFD = essentialDescriptor("eventfd", for: "a loop's async-queue descriptor") { rlk_eventfd_create() }
+            guarded.asyncFD = essentialDescriptor("eventfd", for: "a loop's async-queue descriptor") { rlk_eventfd_create() }
         }
         _ = modeStateLocked(.default, create: true)  // M2: the default mode exists from the start
     }
 
     deinit {
-        if !tornDown { closeDescriptorsLocked() }
+        if !guarded.tornDown { closeDescriptorsLocked() }
     }
 
     // MARK: Modes
 
     /// The mode of the innermost run, or nil when the loop is not running.
-    public var currentMode: Loop.Mode? { lock.withLock { runningMode?.takeUnretainedValue().mode } }
+    public var currentMode: Loop.Mode? { lock.withLock { guarded.runningMode?.takeUnretainedValue().mode } }
 
     /// Every mode created so far, in creation order (modes are never removed, M1).
-    public var allModes: [Loop.Mode] { lock.withLock { modeOrder } }
+    public var allModes: [Loop.Mode] { lock.withLock { guarded.modeOrder } }
 
     /// The common modes; initially `[.default]` (M2).
-    public var commonModes: Set<Loop.Mode> { lock.withLock { commonModeNames } }
+    public var commonModes: Set<Loop.Mode> { lock.withLock { guarded.commonModeNames } }
 
     /// Makes `mode` common: it receives every item added to `.common`, now and later (M4).
     /// There is no way to make a mode uncommon again.
@@ -164,11 +131,11 @@ public final class Loop: @unchecked Sendable {
     public func addCommonMode(_ mode: Loop.Mode) {
         guard mode != .common else { return }
         let scheduled: [LoopSource] = lock.withLock {
-            guard !tornDown, !commonModeNames.contains(mode) else { return [] }
-            commonModeNames.insert(mode)
-            modes[mode]?.isCommon = true
+            guard !guarded.tornDown, !guarded.commonModeNames.contains(mode) else { return [] }
+            guarded.commonModeNames.insert(mode)
+            guarded.modes[mode]?.guarded.isCommon = true
             bumpControlEpoch()
-            guard !commonItems.isEmpty else { return [] }
+            guard !guarded.commonItems.isEmpty else { return [] }
             return addCommonItemsLocked(to: modeStateLocked(mode, create: true)!)
         }
         for source in scheduled { source.didJoin(self, modes: [mode]) }
@@ -176,24 +143,24 @@ public final class Loop: @unchecked Sendable {
 
     /// The mode's state, created if asked (M1). Lock held.
     func modeStateLocked(_ mode: Loop.Mode, create: Bool) -> ModeState? {
-        if tornDown { return nil }  // R2: a torn-down loop takes nothing
+        if guarded.tornDown { return nil }  // R2: a torn-down loop takes nothing
         if let last = lookupUnretainedLocked(mode) { return last.takeUnretainedValue() }
-        if let state = modes[mode] {
-            lastLookup = Unmanaged.passUnretained(state)
+        if let state = guarded.modes[mode] {
+            guarded.lastLookup = Unmanaged.passUnretained(state)
             return state
         }
         guard create, mode != .common else { return nil }
-        let state = ModeState(mode: mode, wakeFD: wakeFD, virtualClock: virtualClock != nil)
-        state.isCommon = commonModeNames.contains(mode)
-        modes[mode] = state
-        modeOrder.append(mode)
+        let state = ModeState(mode: mode, wakeFD: guarded.wakeFD, virtualClock: virtualClock != nil)
+        state.guarded.isCommon = guarded.commonModeNames.contains(mode)
+        guarded.modes[mode] = state
+        guarded.modeOrder.append(mode)
         return state
     }
 
     /// The last looked-up mode if it is `mode`, without a retain (see `lastLookup`). Lock held.
     @inline(__always)
     func lookupUnretainedLocked(_ mode: Loop.Mode) -> Unmanaged<ModeState>? {
-        guard let last = lastLookup, last._withUnsafeGuaranteedRef({ $0.mode == mode }) else { return nil }
+        guard let last = guarded.lastLookup, last._withUnsafeGuaranteedRef({ $0.mode == mode }) else { return nil }
         return last
     }
 
@@ -206,8 +173,8 @@ public final class Loop: @unchecked Sendable {
     /// ```
     public func stop() {
         let running = lock.withLock { () -> Bool in
-            guard runningMode != nil else { return false }
-            frames[depth].stopped = true
+            guard guarded.runningMode != nil else { return false }
+            guarded.frames[guarded.depth].stopped = true
             bumpControlEpoch()
             return true
         }
@@ -219,7 +186,7 @@ public final class Loop: @unchecked Sendable {
     public func stop(mode: Loop.Mode) {
         let known = lock.withLock { () -> Bool in
             guard let state = modeStateLocked(mode, create: true) else { return false }
-            state.stopped = true
+            state.guarded.stopped = true
             bumpControlEpoch()
             return true
         }
@@ -239,11 +206,11 @@ public final class Loop: @unchecked Sendable {
         // extra context switches per wake-up. A write that lands late, after the run it was
         // meant for has ended, is recognised as stale by its serial (see `wait`).
         let fd: Int32 = lock.withLock {
-            guard !tornDown, !frames[depth].ignoreWakeUps else { return -1 }
+            guard !guarded.tornDown, !guarded.frames[guarded.depth].ignoreWakeUps else { return -1 }
             wakePending = true
-            wakeSerial = frames[depth].serial
+            guarded.wakeSerial = guarded.frames[guarded.depth].serial
             wakeWritesInFlight.wrappingAdd(1, ordering: .relaxed)
-            return wakeFD
+            return guarded.wakeFD
         }
         guard fd >= 0 else { return }
         valueOrErrno("write(eventfd)") { rlk_eventfd_signal(fd) }
@@ -252,7 +219,7 @@ public final class Loop: @unchecked Sendable {
     }
 
     /// True while the loop is in its wait (after BW, before AW), including a polling wait (W4).
-    public var isWaiting: Bool { lock.withLock { sleeping } }
+    public var isWaiting: Bool { lock.withLock { guarded.sleeping } }
 
     // MARK: Thread confinement
 
@@ -275,13 +242,13 @@ public final class Loop: @unchecked Sendable {
 
     /// Closes every descriptor. Lock held or object unreachable.
     func closeDescriptorsLocked() {
-        for state in modes.values { state.closeDescriptors() }
+        for state in guarded.modes.values { state.closeDescriptors() }
         // A wakeUp() that decided before the teardown may still be writing the descriptor;
         // closing it first could let that write hit a reused descriptor number.
         while wakeWritesInFlight.load(ordering: .acquiring) != 0 { sched_yield() }
-        if wakeFD >= 0 { closeDescriptor(wakeFD, "a loop's wake-up descriptor"); wakeFD = -1 }
-        if asyncFD >= 0 { closeDescriptor(asyncFD, "a loop's async-queue descriptor"); asyncFD = -1 }
-        tornDown = true
+        if guarded.wakeFD >= 0 { closeDescriptor(guarded.wakeFD, "a loop's wake-up descriptor"); guarded.wakeFD = -1 }
+        if guarded.asyncFD >= 0 { closeDescriptor(guarded.asyncFD, "a loop's async-queue descriptor"); guarded.asyncFD = -1 }
+        guarded.tornDown = true
         bumpControlEpoch()
     }
 }

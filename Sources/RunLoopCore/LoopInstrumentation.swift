@@ -55,10 +55,10 @@ extension Loop {
     func refreshInstrumentation() {
         assertOwnerThread("Loop pass")
         let version = instrumentationVersion.load(ordering: .acquiring)
-        guard version != activeInstrumentationVersion else { return }
+        guard version != owned.activeInstrumentationVersion else { return }
         let current = instrumentation.withLock { $0 }
-        activeSink = current.sink
-        activeInterceptor = current.interceptor
-        activeInstrumentationVersion = version
+        owned.activeSink = current.sink
+        owned.activeInterceptor = current.interceptor
+        owned.activeInstrumentationVersion = version
     }
 }

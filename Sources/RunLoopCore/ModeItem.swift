@@ -28,7 +28,7 @@ extension ModeItem {
 
 extension LoopObserver: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopObserver]> { \.observers }
-    func isHeld(by state: ModeState) -> Bool { state.observers.contains { $0 === self } }
+    func isHeld(by state: ModeState) -> Bool { state.guarded.observers.contains { $0 === self } }
     func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
         state.insertSorted(self)
         state.observersChanged()
@@ -36,21 +36,21 @@ extension LoopObserver: ModeItem {
         return nil
     }
     func erase(from state: ModeState, of loop: Loop) {
-        state.observers.removeAll { $0 === self }
+        state.guarded.observers.removeAll { $0 === self }
         state.observersChanged()
     }
 }
 
 extension LoopSource: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopSource]> { \.sources0 }
-    func isHeld(by state: ModeState) -> Bool { state.sources0.contains { $0 === self } }
+    func isHeld(by state: ModeState) -> Bool { state.guarded.sources0.contains { $0 === self } }
     func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
-        state.sources0.append(self)
+        state.guarded.sources0.append(self)
         state.sources0Changed()
         return nil
     }
     func erase(from state: ModeState, of loop: Loop) {
-        state.sources0.removeAll { $0 === self }
+        state.guarded.sources0.removeAll { $0 === self }
         state.sources0Changed()
     }
     func didJoin(_ loop: Loop, modes: [Loop.Mode]) {
@@ -63,31 +63,31 @@ extension LoopSource: ModeItem {
 
 extension LoopTimer: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopTimer]> { \.timers }
-    func isHeld(by state: ModeState) -> Bool { state.timers.contains { $0 === self } }
+    func isHeld(by state: ModeState) -> Bool { state.guarded.timers.contains { $0 === self } }
     func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
         state.insertSorted(self)
-        state.rearm(waiting: loop.sleeping)  // T6: a sleeping run re-arms, no wake-up needed
+        state.rearm(waiting: loop.guarded.sleeping)  // T6: a sleeping run re-arms, no wake-up needed
         return nil
     }
     func erase(from state: ModeState, of loop: Loop) {
-        state.timers.removeAll { $0 === self }
-        state.rearm(waiting: loop.sleeping)
+        state.guarded.timers.removeAll { $0 === self }
+        state.rearm(waiting: loop.guarded.sleeping)
     }
 }
 
 extension LoopPortSource: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopPortSource]> { \.ports }
-    func isHeld(by state: ModeState) -> Bool { state.ports[core.id] != nil }
+    func isHeld(by state: ModeState) -> Bool { state.guarded.ports[core.id] != nil }
     func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
         // S7: the port's descriptor joins the mode's wait set.
         if case .failure(let failure) = valueOrErrno("epoll_ctl(ADD)", {
             rlk_epoll_add(state.epollFD, fd, 1, core.id, 0)
         }) { return failure }
-        state.ports[core.id] = self
+        state.guarded.ports[core.id] = self
         return nil
     }
     func erase(from state: ModeState, of loop: Loop) {
-        state.ports[core.id] = nil
+        state.guarded.ports[core.id] = nil
         valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD, fd) }
             .reportingFailure(.systemCallFailed, "removing port '\(label)' from mode '\(state.mode)'", item: label)
     }
@@ -95,16 +95,16 @@ extension LoopPortSource: ModeItem {
 
 extension LoopFileSource: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopFileSource]> { \.files }
-    func isHeld(by state: ModeState) -> Bool { state.files[core.id] != nil }
+    func isHeld(by state: ModeState) -> Bool { state.guarded.files[core.id] != nil }
     func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
         if case .failure(let failure) = valueOrErrno("epoll_ctl(ADD)", {
             rlk_epoll_add(state.epollFD, fd, events.rawValue & 3, core.id, 0)
         }) { return failure }
-        state.files[core.id] = self
+        state.guarded.files[core.id] = self
         return nil
     }
     func erase(from state: ModeState, of loop: Loop) {
-        state.files[core.id] = nil
+        state.guarded.files[core.id] = nil
         // A descriptor closed before its source was removed has already left every epoll set.
         valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD, fd) }
             .reportingFailure(.systemCallFailed,

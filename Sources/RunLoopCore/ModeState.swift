@@ -34,30 +34,10 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// a notification whose snapshot is still current skips the lock (see `doObservers`).
     let observersVersion = Atomic<UInt64>(1)
 
-    // Mutable state, guarded by the owning loop's lock; `@exclusivity(unchecked)` because the
-    // run-time exclusivity checks cost more than the work on the pass (see `Loop`).
-    /// `stop(mode:)` is sticky until a run of this mode consumes it (W2).
-    @exclusivity(unchecked) var stopped = false
-    /// The epoll set failed in a wait (not EINTR): the mode counts as empty from then on, so
-    /// runs of it return `.finished` instead of failing again on every pass.
-    @exclusivity(unchecked) var waitFailed = false
-    /// Whether the mode is one of the loop's common modes (cached from `commonModeNames`).
-    @exclusivity(unchecked) var isCommon = false
-    @exclusivity(unchecked) var sources0: [LoopSource] = []
-    @exclusivity(unchecked) var ports: [UInt64: LoopPortSource] = [:]
-    @exclusivity(unchecked) var files: [UInt64: LoopFileSource] = [:]
-    /// Sorted by `order`, ties in insertion order (O1).
-    @exclusivity(unchecked) var observers: [LoopObserver] = []
-    /// Sorted by fire date, ties in insertion order (T2).
-    @exclusivity(unchecked) var timers: [LoopTimer] = []
-    /// When the mode's timer descriptor fires (`.max` = disarmed); see `rearm` (T3, T8).
-    @exclusivity(unchecked) var armedDeadline: UInt64 = .max
-    /// The async queue's descriptor while it is in `epollFD`, else -1 (L1, see
-    /// `Loop.asyncPortForRun`). Loop thread, under the lock.
-    @exclusivity(unchecked) var asyncInSet: Int32 = -1
-    /// Real clock: the deadline the timerfd is actually armed at (`.max` = disarmed). It
-    /// lags `armedDeadline` while nobody waits on the set; see `rearm` and `syncTimerFD`.
-    @exclusivity(unchecked) var kernelDeadline: UInt64 = .max
+    /// The mode's items and flags, only with the owning loop's lock held.
+    /// `@exclusivity(unchecked)`: the loop's lock serialises access; the run-time checks would
+    /// cost more than the work of a pass (see `Loop.guarded`).
+    @exclusivity(unchecked) var guarded = ModeGuardedState()
 
     let epollFD: Int32
     let timerFD: Int32
@@ -90,10 +70,10 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     func observersChanged() { observersVersion.wrappingAdd(1, ordering: .releasing) }
 
     /// Call after every change of `sources0`. Lock held.
-    func sources0Changed() { hasSources0.store(!sources0.isEmpty, ordering: .releasing) }
+    func sources0Changed() { hasSources0.store(!guarded.sources0.isEmpty, ordering: .releasing) }
 
     var isEmptyOfItems: Bool {
-        sources0.isEmpty && ports.isEmpty && files.isEmpty && timers.isEmpty
+        guarded.sources0.isEmpty && guarded.ports.isEmpty && guarded.files.isEmpty && guarded.timers.isEmpty
     }
 
     /// Re-arms the timer descriptor (T3) — called with the loop's lock held whenever a timer
@@ -112,7 +92,7 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     func rearm(waiting: Bool) {
         var hard = UInt64.max
         var wake = UInt64.max
-        for timer in timers {
+        for timer in guarded.timers {
             let (date, tolerance, skip) = timer.core.lock.withLock {
                 (timer.fireDate, timer.effectiveToleranceNsLocked, timer.firing || !timer.core.valid)
             }
@@ -121,8 +101,8 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
             hard = min(hard, Nanoseconds.add(date, tolerance))
             wake = date
         }
-        guard wake != armedDeadline else { return }
-        armedDeadline = wake
+        guard wake != guarded.armedDeadline else { return }
+        guarded.armedDeadline = wake
         guard waiting else { return }
         if virtualClock {
             valueOrErrno("write(eventfd)") { rlk_eventfd_signal(timerFD) }
@@ -140,28 +120,54 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// that is due anyway.
     @inline(__always)
     func syncTimerFD() {
-        guard !virtualClock, kernelDeadline != armedDeadline else { return }
-        kernelDeadline = armedDeadline
-        valueOrErrno("timerfd_settime") { rlk_timerfd_arm(timerFD, armedDeadline == .max ? 0 : max(armedDeadline, 1)) }
+        guard !virtualClock, guarded.kernelDeadline != guarded.armedDeadline else { return }
+        guarded.kernelDeadline = guarded.armedDeadline
+        valueOrErrno("timerfd_settime") { rlk_timerfd_arm(timerFD, guarded.armedDeadline == .max ? 0 : max(guarded.armedDeadline, 1)) }
             .reportingFailure(.systemCallFailed, "arming the timer descriptor of mode '\(mode)'")
     }
 
     /// Inserts `timer` after every timer firing at or before its date (T2). Lock held.
     func insertSorted(_ timer: LoopTimer) {
         let date = timer.core.lock.withLock { timer.fireDate }
-        var low = 0, high = timers.count
+        var low = 0, high = guarded.timers.count
         while low < high {
             let mid = (low + high) / 2
-            let other = timers[mid].core.lock.withLock { timers[mid].fireDate }
+            let other = guarded.timers[mid].core.lock.withLock { guarded.timers[mid].fireDate }
             if other <= date { low = mid + 1 } else { high = mid }
         }
-        timers.insert(timer, at: low)
+        guarded.timers.insert(timer, at: low)
     }
 
     /// Inserts `observer` after the last observer with `order <= observer.order` (O1). Lock held.
     func insertSorted(_ observer: LoopObserver) {
-        var index = observers.count
-        while index > 0 && observers[index - 1].order > observer.order { index -= 1 }
-        observers.insert(observer, at: index)
+        var index = guarded.observers.count
+        while index > 0 && guarded.observers[index - 1].order > observer.order { index -= 1 }
+        guarded.observers.insert(observer, at: index)
     }
+}
+
+/// A mode's mutable state (see `ModeState.guarded`): every field only with the loop's lock held.
+struct ModeGuardedState {
+    /// `stop(mode:)` is sticky until a run of this mode consumes it (W2).
+    var stopped = false
+    /// The epoll set failed in a wait (not EINTR): the mode counts as empty from then on, so
+    /// runs of it return `.finished` instead of failing again on every pass.
+    var waitFailed = false
+    /// Whether the mode is one of the loop's common modes (cached from `commonModeNames`).
+    var isCommon = false
+    var sources0: [LoopSource] = []
+    var ports: [UInt64: LoopPortSource] = [:]
+    var files: [UInt64: LoopFileSource] = [:]
+    /// Sorted by `order`, ties in insertion order (O1).
+    var observers: [LoopObserver] = []
+    /// Sorted by fire date, ties in insertion order (T2).
+    var timers: [LoopTimer] = []
+    /// When the mode's timer descriptor fires (`.max` = disarmed); see `rearm` (T3, T8).
+    var armedDeadline: UInt64 = .max
+    /// The async queue's descriptor while it is in `epollFD`, else -1 (L1, see
+    /// `Loop.asyncPortForRun`). Loop thread, under the lock.
+    var asyncInSet: Int32 = -1
+    /// Real clock: the deadline the timerfd is actually armed at (`.max` = disarmed). It
+    /// lags `armedDeadline` while nobody waits on the set; see `rearm` and `syncTimerFD`.
+    var kernelDeadline: UInt64 = .max
 }

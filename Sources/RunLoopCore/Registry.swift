@@ -54,32 +54,32 @@ extension Loop {
     /// dropped, every descriptor closed.
     func tearDownAtThreadExit() {
         lock.lock()
-        guard !tornDown else { lock.unlock(); return }
-        let common = commonItems
-        commonItems = CommonItems()
+        guard !guarded.tornDown else { lock.unlock(); return }
+        let common = guarded.commonItems
+        guarded.commonItems = CommonItems()
         var cancels: [(LoopSource, Loop.Mode)] = []
         var observers: [LoopObserver] = []
-        for name in modeOrder {
-            let state = modes[name]!
-            for source in state.sources0 {
+        for name in guarded.modeOrder {
+            let state = guarded.modes[name]!
+            for source in state.guarded.sources0 {
                 source.core.unbind(self)
                 cancels.append((source, name))
             }
-            state.sources0.removeAll()
+            state.guarded.sources0.removeAll()
             state.sources0Changed()
-            for port in state.ports.values { port.core.unbind(self) }
-            state.ports.removeAll()
-            for file in state.files.values { file.core.unbind(self) }
-            state.files.removeAll()
-            for timer in state.timers { timer.core.unbind(self) }
-            state.timers.removeAll()
-            observers.append(contentsOf: state.observers)
-            state.observers.removeAll()
+            for port in state.guarded.ports.values { port.core.unbind(self) }
+            state.guarded.ports.removeAll()
+            for file in state.guarded.files.values { file.core.unbind(self) }
+            state.guarded.files.removeAll()
+            for timer in state.guarded.timers { timer.core.unbind(self) }
+            state.guarded.timers.removeAll()
+            observers.append(contentsOf: state.guarded.observers)
+            state.guarded.observers.removeAll()
             state.observersChanged()
         }
-        blocks.removeAll()
+        guarded.blocks.removeAll()
         hasBlocks.store(false, ordering: .releasing)
-        asyncPending.removeAll()
+        guarded.asyncPending.removeAll()
         closeDescriptorsLocked()
         lock.unlock()
         _ = common

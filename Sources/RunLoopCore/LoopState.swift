@@ -1,0 +1,42 @@
+/// A loop's state that other threads reach: every field only with the loop's `lock` held.
+struct LoopGuardedState {
+    /// CF's `_wakeUpPort`: an eventfd in every mode's epoll set.
+    var wakeFD: Int32 = -1
+    /// Which run (`RunFrame.serial`) wrote the pending wake-up.
+    var wakeSerial: UInt64 = 0
+    /// Serial numbers for runs, so a pass can tell its own wake-ups from stale ones.
+    var runSerial: UInt64 = 0
+    var modes: [Loop.Mode: ModeState] = [:]
+    var modeOrder: [Loop.Mode] = []
+    /// The last mode looked up by name: runs and performs usually name the same mode again.
+    /// Unretained: `modes` keeps every mode for the loop's lifetime (modes are never removed, M1).
+    var lastLookup: Unmanaged<ModeState>?
+    var commonModeNames: Set<Loop.Mode> = [.default]  // M2
+    var commonItems = CommonItems()
+    var blocks: [PendingBlock] = []
+    /// frames[0] is the base per-run data with `ignoreWakeUps` set (W3: wake-ups are ignored
+    /// when the loop is not running); each run pushes frames[depth] (R5).
+    var frames: [RunFrame] = []
+    var depth = 0
+    /// The innermost run's mode; unretained like `lastLookup`.
+    var runningMode: Unmanaged<ModeState>?
+    var sleeping = false
+    var tornDown = false
+    /// Non-main loops: the async queue (an eventfd readable while `asyncPending` is non-empty).
+    var asyncFD: Int32 = -1
+    var asyncPending: [AsyncWork] = []
+    /// Depth of async-queue drains in progress (CF's `__CFTSDKeyIsInGCDMainQ`; only the owner
+    /// thread drains, so a per-loop counter is that thread's flag; other threads read it for R4a).
+    var insideAsyncDrain = 0
+}
+
+/// A loop's state that only its owner thread touches.
+struct LoopOwnedState {
+    /// Main loop: libdispatch's main-queue eventfd, fetched on first need.
+    var dispatchFD: Int32 = -1
+    /// The sink and interceptor in effect for the running pass, copied from the configured ones
+    /// at the start of every run and pass (`refreshInstrumentation`).
+    var activeSink: (any LoopEventSink)?
+    var activeInterceptor: (any LoopCalloutInterceptor)?
+    var activeInstrumentationVersion: UInt64 = 0
+}
