@@ -224,13 +224,13 @@ extension Loop {
         !isMainLoop && guarded.asyncFD >= 0 && guarded.insideAsyncDrain == 0 && state.guarded.isCommon
     }
 
-    /// The fast-path probe (SCF 3036): is work waiting right now? Consumes the readiness.
+    /// The fast-path probe: is work waiting right now? Consumes the readiness.
     func asyncReadyNow() -> Bool {
         if isMainLoop { return drainCounter(owned.dispatchFD, "the main queue's descriptor") > 0 }
         return lock.withLock { !guarded.asyncPending.isEmpty }
     }
 
-    /// Services the queue once (SCF 3219-3240): a snapshot of the queued work, each item a
+    /// Services the queue once: a snapshot of the queued work, each item a
     /// callout; work queued meanwhile waits for the next pass that waits.
     func drainAsyncQueue(_ state: ModeState, _ frame: RunFrame) {
         if isMainLoop {

@@ -219,7 +219,7 @@ extension Loop {
             // L3
             _ = passCounter.wrappingAdd(1, ordering: .relaxed)
             refreshInstrumentation()
-            frame.ignoreWakeUps = false                                  // W3 (3016)
+            frame.ignoreWakeUps = false                                  // W3
             // No L-g: a wake-up still pending here that another run wrote (a nested run, or an
             // earlier run that ended without waiting) is stale; this run ignored wake-ups from
             // its last wake until now (W3), so its own pending wake-up can only come from its
@@ -235,21 +235,21 @@ extension Loop {
 
             notify(.beforeTimers, state, frame)                          // L-b: only a notification
             notify(.beforeSources, state, frame)
-            doBlocks(state, frame)                                       // B3 (3026)
-            var handled = doSources0(state, frame, stopAfterHandle: stopAfterHandle)  // S2 (3028)
-            if handled { doBlocks(state, frame) }                        // B3 (3030)
-            let poll = handled || deadline == 0                          // L-a (3033)
+            doBlocks(state, frame)                                       // B3
+            var handled = doSources0(state, frame, stopAfterHandle: stopAfterHandle)  // S2
+            if handled { doBlocks(state, frame) }                        // B3
+            let poll = handled || deadline == 0                          // L-a
 
             var live = LivePort.none
-            // The async queue fast path (3036): work already waiting is serviced without
+            // The async queue fast path: work already waiting is serviced without
             // BW/AW, but never twice in a row.
             if asyncPort >= 0 && !didDispatchPortLastTime && asyncReadyNow() {
                 live = .async
                 lock.lock()
                 frame.ignoreWakeUps = true
             } else {
-                didDispatchPortLastTime = false                          // (3060)
-                if !poll { notify(.beforeWaiting, state, frame) }        // L-a (3062)
+                didDispatchPortLastTime = false
+                if !poll { notify(.beforeWaiting, state, frame) }        // L-a
                 lock.lock()
                 let quiet = (poll || virtualClock != nil) && isQuietLocked(state, asyncPort: asyncPort)
                 let armed = state.guarded.armedDeadline
@@ -258,55 +258,55 @@ extension Loop {
                     // section, so no other thread can tell it from no wait at all (W4), and the
                     // pass goes on to its exit checks without another lock round trip.
                     live = armed != .max && armed <= clock.nowNanoseconds ? .timer : .none
-                    frame.ignoreWakeUps = true                           // W3 (3130)
+                    frame.ignoreWakeUps = true                           // W3
                 } else {
-                    guarded.sleeping = true                                      // W4 (3063)
+                    guarded.sleeping = true                                      // W4
                     state.syncTimerFD()   // from now on `rearm` writes it as it changes (T3)
                     lock.unlock()
                     if !poll && hasSink { emit(.sleep, "", state.mode) }
                     live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
-                                quiet: quiet, armed: armed, serial: frame.serial)              // (3070-3127)
+                                quiet: quiet, armed: armed, serial: frame.serial)
                     lock.lock()
                     guarded.sleeping = false                                     // W4
-                    frame.ignoreWakeUps = true                           // W3 (3130)
+                    frame.ignoreWakeUps = true                           // W3
                     if !poll && (hasSink || state.observerMask.load(ordering: .relaxed)
                                     & Loop.Activity.afterWaiting.rawValue != 0) {
                         lock.unlock()
                         if hasSink { emit(.wake, "", state.mode) }
-                        notify(.afterWaiting, state, frame)              // L-a (3134)
+                        notify(.afterWaiting, state, frame)              // L-a
                         lock.lock()
                     }
                 }
             }
 
-            // HANDLE (3137): exactly one cause per pass (L-c). Lock held.
+            // HANDLE: exactly one cause per pass (L-c). Lock held.
             switch live {
             case .none, .wake:
                 break
             case .failed:
-                return .finished                                         // reported by `wait`                                                    // (3180)
+                return .finished                                         // reported by `wait`
             case .timer:
                 lock.unlock()
-                doTimers(state, frame)                                   // L-b, T4 (3199)
+                doTimers(state, frame)                                   // L-b, T4
                 lock.lock()
             case .async:
                 lock.unlock()
-                drainAsyncQueue(state, frame)                            // X4 (3219-3240)
+                drainAsyncQueue(state, frame)                            // X4
                 lock.lock()
                 handled = true                                           // L-d
                 didDispatchPortLastTime = true
             case .source(let token, let ready):
                 lock.unlock()
-                handled = doSource1(token: token, ready: ready, state) || handled  // S8 (3249)
+                handled = doSource1(token: token, ready: ready, state) || handled  // S8
                 lock.lock()
             }
             if !guarded.blocks.isEmpty {
                 lock.unlock()
-                doBlocks(state, frame)                                   // B3 (3273)
+                doBlocks(state, frame)                                   // B3
                 lock.lock()
             }
 
-            // Exit checks in CF's order (L-e, 3275-3287); emptiness only now (L-f).
+            // Exit checks in CF's order (L-e); emptiness only now (L-f).
             if handled && stopAfterHandle { return .handledSource }
             if deadline == 0 || deadline <= clock.nowNanoseconds { return .timedOut }
             if consumeStop(state, frame) { return .stopped }
