@@ -8,7 +8,7 @@ enum ProcessCounters {
     private static let nextSignal = Atomic<UInt64>(1)
 
     static func itemID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
-    /// A strictly increasing stamp; S2 breaks order ties by it (SCF uses the signal time).
+    /// A strictly increasing stamp; S2 breaks order ties by it (CF uses the signal time).
     static func signalStamp() -> UInt64 { nextSignal.wrappingAdd(1, ordering: .relaxed).oldValue }
 }
 

@@ -149,7 +149,7 @@ extension Loop {
     // MARK: Sources0 (S2, S4)
 
     /// Performs the signalled sources in (order, signal stamp) order; with `stopAfterHandle`
-    /// only the first. Returns whether any was performed — ORed as CF-1153 does, not SCF's
+    /// only the first. Returns whether any was performed — ORed as Darwin's CF-1153 does, not the Linux CF's
     /// last-one-wins (S4).
     func doSources0(_ state: ModeState, _ frame: RunFrame, stopAfterHandle: Bool) -> Bool {
         // A source added by another thread meanwhile is as if added after this step.
@@ -211,7 +211,7 @@ extension Loop {
             callOut(.fileSource, file.label, state.mode) { __RLK_IS_CALLING_OUT_TO_AN_FD_SOURCE__(file, events) }
             return true
         }
-        // SCF logs "…returned NULL…" here; a port removed during the wait is simply skipped.
+        // CF logs "…returned NULL…" here; a port removed during the wait is simply skipped.
         return false
     }
 

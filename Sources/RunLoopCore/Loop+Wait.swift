@@ -6,7 +6,7 @@ import Musl
 #endif
 import CRunLoopShims
 
-/// What ended a wait (SCF's `livePort`).
+/// What ended a wait (CF's `livePort`).
 enum LivePort {
     case none
     case wake

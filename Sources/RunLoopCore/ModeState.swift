@@ -13,7 +13,7 @@ enum WaitToken {
     static let async: UInt64 = 2
 }
 
-/// One mode of one loop (SCF's `__CFRunLoopMode`): its items, its stop flag, its timer
+/// One mode of one loop (CF's `__CFRunLoopMode`): its items, its stop flag, its timer
 /// deadline and the epoll set a run in this mode waits on.
 ///
 /// The epoll set holds the loop's wake eventfd, the mode's timer descriptor and every port and
