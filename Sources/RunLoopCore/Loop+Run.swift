@@ -1,7 +1,7 @@
 import RunLoopDiagnostics
 import CRunLoopShims
 
-// Running: CFRunLoopRunSpecific (R1–R6) and the pass loop of __CFRunLoopRun (§3).
+// Running: CFRunLoopRunSpecific (R1–R6) and the pass loop of __CFRunLoopRun (L0–L3, L-a–L-g).
 
 extension Loop {
     /// Runs the loop in `mode` until the timeout, a stop, a handled source (when
@@ -187,7 +187,7 @@ extension Loop {
         return result                                                    // R5.7
     }
 
-    /// __CFRunLoopRun: the passes of one run, step for step in §3's order. Returns with the
+    /// __CFRunLoopRun: the passes of one run, step for step in CF's order (L0–L3). Returns with the
     /// lock held; every callout and wait runs with it released. Called with the lock held,
     /// unless `settledPort` carries L0/L1's outcome (no stop, this async port) from before
     /// the Entry callouts.

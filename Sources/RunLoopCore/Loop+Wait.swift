@@ -48,7 +48,7 @@ extension Loop {
                 return timerDue(state) ? .timer : .none
             }
         }
-        // L1 (3070/3127): the async port is in the set exactly when this run services it
+        // L1: the async port is in the set exactly when this run services it
         // (`asyncPortForRun`), so the wait itself makes no epoll_ctl call.
         var token: UInt64 = 0
         var ready: UInt32 = 0

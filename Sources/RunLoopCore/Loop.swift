@@ -11,20 +11,20 @@ import Musl
 ///
 /// Each thread has one loop (`Loop.current`), created on first use and torn down when the
 /// thread exits. A loop can only be run on its own thread; adding and removing items,
-/// signalling, `perform`, `async`, `stop` and `wakeUp` are thread-safe.
+/// signalling, `perform`, `submit`, `stop` and `wakeUp` are thread-safe.
 ///
 /// ```swift
 /// let loop = Loop.current
 /// let source = LoopSource(label: "work") { print("performed") }
 /// loop.add(source, mode: .default)
 /// source.signal()
-/// let result = loop.run(mode: .default, timeout: 1, returnAfterSourceHandled: true)
+/// let result = loop.run(mode: .default, timeout: .seconds(1), returnAfterSourceHandled: true)
 /// // result == .handledSource
 /// ```
 public final class Loop: @unchecked Sendable {
-    // Thread-safety: every `var` below is guarded by `lock`, except the ones marked
-    // "loop thread", which only the owning thread touches (the run functions are confined to
-    // it by a precondition), and `eventSink` / `calloutInterceptor` (see their docs).
+    // Sendable: `guarded` is only touched with `lock` held, `owned` only on the owner thread
+    // (checked in debug builds), the instrumentation sits behind its own `Locked`, and the
+    // rest is immutable or atomic.
 
     let lock = PThreadMutex()
     /// The loop's clock: real monotonic time, or a virtual clock whose waits jump.

@@ -100,13 +100,16 @@ final class ThreadLoopBox {
 }
 
 /// The process-wide table thread → loop (CF's `__CFRunLoops`).
-final class LoopRegistry: @unchecked Sendable {  // `loops` and `main` are guarded by `lock`
+final class LoopRegistry: Sendable {
     static let shared = LoopRegistry()
 
+    private struct Table {
+        var loops: [UInt: Loop] = [:]
+        var main: Loop?
+    }
+
     let key: pthread_key_t
-    private let lock = PThreadMutex()
-    private var loops: [UInt: Loop] = [:]
-    private var main: Loop?
+    private let table = Locked(Table())
 
     private init() {
         var key = pthread_key_t()
@@ -119,13 +122,13 @@ final class LoopRegistry: @unchecked Sendable {  // `loops` and `main` are guard
     }
 
     var mainLoop: Loop {
-        lock.withLock {
-            if let main { return main }
+        table.withLock { table in
+            if let main = table.main { return main }
             let thread = rlk_main_pthread()
             let loop = Loop(clock: MonotonicClock.shared, owner: thread, ownerTID: Int64(getpid()),
                             registered: true, isMain: true)
-            loops[UInt(bitPattern: Int(bitPattern: UInt(thread)))] = loop
-            main = loop
+            table.loops[UInt(bitPattern: Int(bitPattern: UInt(thread)))] = loop
+            table.main = loop
             return loop
         }
     }
@@ -137,11 +140,11 @@ final class LoopRegistry: @unchecked Sendable {  // `loops` and `main` are guard
         if isMain {
             loop = mainLoop
         } else {
-            loop = lock.withLock {
-                if let existing = loops[UInt(thread)] { return existing }
+            loop = table.withLock { table in
+                if let existing = table.loops[UInt(thread)] { return existing }
                 let created = Loop(clock: MonotonicClock.shared, owner: thread, ownerTID: rlk_gettid(),
                                    registered: true, isMain: false)
-                loops[UInt(thread)] = created
+                table.loops[UInt(thread)] = created
                 return created
             }
         }
@@ -161,10 +164,10 @@ final class LoopRegistry: @unchecked Sendable {  // `loops` and `main` are guard
         let loop = box.loop
         Unmanaged<ThreadLoopBox>.fromOpaque(raw).release()
         if loop.isMainLoop { return }  // the main loop lives as long as the process
-        shared.lock.withLock { _ = shared.loops.removeValue(forKey: UInt(loop.owner)) }
+        shared.table.withLock { _ = $0.loops.removeValue(forKey: UInt(loop.owner)) }
         loop.tearDownAtThreadExit()
     }
 
     /// Loops currently registered (tests).
-    var count: Int { lock.withLock { loops.count } }
+    var count: Int { table.withLock { $0.loops.count } }
 }
