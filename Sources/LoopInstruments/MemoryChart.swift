@@ -106,8 +106,12 @@ public enum MemoryChart {
         case .time:
             let origin = samples.first?.time ?? 0
             placement.xs = samples.map { Double(ChartText.span(from: origin, to: $0.time)) / 1e6 }
-            placement.ends = turnEnds.enumerated().filter { $0.element.time >= origin }
-                .map { (Double(ChartText.span(from: origin, to: $0.element.time)) / 1e6, $0.offset + 1) }
+            // A turn ends after its last sample even if the clock read a little earlier at the sleep.
+            let xs = placement.xs
+            placement.ends = turnEnds.enumerated().filter { $0.element.time >= origin }.map { index, end in
+                let atSleep = Double(ChartText.span(from: origin, to: end.time)) / 1e6
+                return (end.samplesBefore > 0 ? max(atSleep, xs[end.samplesBefore - 1]) : atSleep, index + 1)
+            }
         case .turns:
             // Turn k spans [k - 1, k]; its m samples sit at (k - 1) + j / (m + 1), j = 1…m.
             var counts: [Int: Int] = [:]
