@@ -147,21 +147,31 @@ public enum TurnTimelineChart {
                     }
                 }
             }
-            for bar in layout.bars {
+            // Bars left to right; a bar too narrow even for its key gets the key just after it
+            // when its lane is free there.
+            let bars = layout.bars.sorted { ($0.start, $0.depth) < ($1.start, $1.depth) }
+            for (position, bar) in bars.enumerated() {
                 let x = px(bar.start)
                 let w = max(2, px(bar.end) - x)
                 let barY = y + tickBand + Double(bar.depth) * laneHeight
+                let textY = barY + laneHeight - 6.5
                 let detail = axis == .time
                     ? " (\(ChartText.duration(UInt64(max(0, bar.end - bar.start)))))" : ""
                 svg.rect(x: x, y: barY, width: w, height: laneHeight - 3, fill: color(bar.kind), stroke: "#555",
                          title: "\(bar.kind) \(bar.label)\(detail)", extra: [("stroke-width", "0.5"), ("rx", "2")])
+                guard !bar.label.isEmpty else { continue }
                 if ChartText.width(bar.label, size: barTextSize) + 6 <= w {
-                    svg.text(bar.label, x: x + 3, y: barY + laneHeight - 6.5, size: barTextSize, fill: "#111")
-                } else if !bar.label.isEmpty {
-                    let text = "\(bar.label) (\(bar.kind))"
-                    if ChartText.width(keys.peekKey(for: text), size: barTextSize) + 4 <= w {
-                        svg.text(keys.key(for: text), x: x + 2, y: barY + laneHeight - 6.5, size: barTextSize,
-                                 fill: "#111", weight: "bold")
+                    svg.text(bar.label, x: x + 3, y: textY, size: barTextSize, fill: "#111")
+                    continue
+                }
+                let text = "\(bar.label) (\(bar.kind))"
+                let keyWidth = ChartText.width(keys.peekKey(for: text), size: barTextSize)
+                if keyWidth + 4 <= w {
+                    svg.text(keys.key(for: text), x: x + 2, y: textY, size: barTextSize, fill: "#111", weight: "bold")
+                } else {
+                    let nextInLane = bars[(position + 1)...].first { $0.depth == bar.depth }.map { px($0.start) } ?? Double(width)
+                    if x + w + 3 + keyWidth < min(nextInLane, Double(width) - 4) {
+                        svg.text(keys.key(for: text), x: x + w + 3, y: textY, size: barTextSize, fill: "#111", weight: "bold")
                     }
                 }
             }
