@@ -2,8 +2,8 @@
 /// so the output is well-formed XML by construction.
 struct SVGDocument {
     private(set) var body: [String] = []
-    let width: Int
-    let height: Int
+    var width: Int
+    var height: Int
 
     init(width: Int, height: Int) {
         self.width = width

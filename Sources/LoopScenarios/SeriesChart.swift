@@ -25,12 +25,14 @@ enum SeriesChart {
         out.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(n(width))\" height=\"\(n(height))\" "
                    + "viewBox=\"0 0 \(n(width)) \(n(height))\" font-family=\"sans-serif\">")
         out.append("<rect x=\"0\" y=\"0\" width=\"\(n(width))\" height=\"\(n(height))\" fill=\"#ffffff\"/>")
-        out.append(text(title, x: left, y: 26, size: 16, extra: " font-weight=\"bold\""))
+        // A title too long for the chart gets a smaller font rather than running off the edge.
+        let titleSize = min(16, (width - left - 10) / (Double(title.count) * 0.6))
+        out.append(text(title, x: left, y: 26, size: titleSize.rounded(.down), extra: " font-weight=\"bold\""))
         for tick in yTicks {
             out.append(line(left, py(tick), left + plotW, py(tick), "#e6e6e6"))
             out.append(text(n(tick), x: left - 8, y: py(tick) + 4, size: 11, extra: " text-anchor=\"end\" fill=\"#555\""))
         }
-        for tick in niceTicks(upTo: xMax - xMin, count: 10).map({ $0 + xMin }) where tick <= xMax {
+        for tick in xTicks(from: xMin, to: xMax) {
             out.append(line(px(tick), top + plotH, px(tick), top + plotH + 5, "#555"))
             out.append(text(n(tick), x: px(tick), y: top + plotH + 19, size: 11, extra: " text-anchor=\"middle\" fill=\"#555\""))
         }
@@ -46,10 +48,30 @@ enum SeriesChart {
             out.append("<polyline points=\"\(points)\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2.5\"/>")
             out.append("<line x1=\"\(n(legendX))\" y1=\"46\" x2=\"\(n(legendX + 22))\" y2=\"46\" stroke=\"\(color)\" stroke-width=\"3\"/>")
             out.append(text(item.name, x: legendX + 28, y: 50, size: 12, extra: " fill=\"#333\""))
+            // The last value, written at the line's end: what the reader looks for first.
+            if let last = item.points.last {
+                out.append(text(n(last.y), x: px(last.x) - 4, y: py(last.y) - 6, size: 11,
+                                extra: " text-anchor=\"end\" font-weight=\"bold\" fill=\"\(color)\""))
+            }
             legendX += 28 + Double(item.name.count) * 7 + 30
         }
         out.append("</svg>")
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// X ticks from the first point to the last: both ends, and the round values between
+    /// them that are not too close to an end.
+    static func xTicks(from xMin: Double, to xMax: Double) -> [Double] {
+        let ticks = niceTicks(upTo: xMax - xMin, count: 8)
+        let step = ticks.count > 1 ? ticks[1] : 1
+        var out = [xMin]
+        var value = ((xMin / step).rounded(.down) + 1) * step
+        while value < xMax - step * 0.4 {
+            if value - xMin >= step * 0.4 { out.append(value) }
+            value += step
+        }
+        if xMax > xMin { out.append(xMax) }
+        return out
     }
 
     /// Round tick values from 0 to at least `maximum`.
