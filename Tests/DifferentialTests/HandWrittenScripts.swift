@@ -66,7 +66,7 @@ enum HandWrittenScripts {
         .activity(def, .exit), .runEnd(.finished),
     ]
 
-    /// Reference case 11 (on the grid): a perform runs M1, whose timer stops the inner run; the outer
+    /// Reference case 11 (on the grid): a perform runs mode 1, whose timer stops the inner run; the outer
     /// run goes on to its own timeout with its mode restored.
     static let case11 = Script(
         name: "case11", seed: 0, gridMs: 20,
