@@ -76,11 +76,19 @@ struct RuleIDCitationTests {
         }
     }
 
-    @Test("Docs/Rules.md: every anchor heads its own entry and no id is defined twice")
+    @Test("Docs/Rules.md: every anchor heads its own entry, no id is defined twice, links land on anchors")
     func rulesDocumentIsWellFormed() throws {
-        let (ids, problems) = RuleIDs.defined(inRulesText: try RuleIDs.rulesText())
+        let text = try RuleIDs.rulesText()
+        let (ids, problems) = RuleIDs.defined(inRulesText: text)
         #expect(!ids.isEmpty)
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+        // Links between entries (`[S4](#S4)`) must land on an anchor.
+        let link = try NSRegularExpression(pattern: #"\]\(#([^)]+)\)"#)
+        let targets = link.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap {
+            Range($0.range(at: 1), in: text).map { String(text[$0]) }
+        }
+        let broken = Set(targets.filter { !RuleIDs.citations(in: $0).isEmpty && !ids.contains($0) })
+        #expect(broken.isEmpty, "links to undefined ids: \(broken.sorted())")
     }
 
     @Test("The id pattern finds rule ids and ignores type names, hex, data models and words")
