@@ -46,6 +46,7 @@ let package = Package(
         .testTarget(name: "TransactionsTests", dependencies: ["Transactions"]),
         .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments"]),
         .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "LoopScenarios"]),
+        .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,4 @@
-// The 15 testable behaviours of reference/autoreleasepool.md, adapted to Swift: tokens are
+// The 15 pool reference cases (AP1–AP15 in Docs/Rules.md), adapted to Swift: tokens are
 // addresses, slot counts are exact, "tagged pointers" become nil, objc4's environment
 // variables become per-thread `AutoreleasePool.configuration`.
 

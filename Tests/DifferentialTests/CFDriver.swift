@@ -1,6 +1,6 @@
 // The reference executor: the real CFRunLoop of swift-corelibs-foundation, driven through
 // `import CoreFoundation` (the symbols live in libFoundation, hence `import Foundation`).
-// Friction (reference §12): no CFString bridging, C function pointers for source0 callbacks,
+// Friction of CoreFoundation in Swift on Linux: no CFString bridging, C function pointers for source0 callbacks,
 // `_CFRunLoopStopMode` only through @_silgen_name.
 
 import CoreFoundation

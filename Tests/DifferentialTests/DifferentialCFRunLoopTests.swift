@@ -82,7 +82,7 @@ struct DifferentialCFRunLoop {
 
     // MARK: the harness itself
 
-    @Test("§16 reference case recorded identically by both executors", arguments: [2, 3, 9, 5, 11])
+    @Test("Reference case recorded identically by both executors", arguments: [2, 3, 9, 5, 11])
     func referenceCase(_ number: Int) throws {
         let reference = try #require(HandWrittenScripts.referenceCases[number])
         expectBoth(reference.script, equal: reference.expected)

@@ -1,5 +1,5 @@
-// Compares a CF trace with ours. The only differences forgiven are the documented divergences
-// of reference §3/§6/§7/§13, each by name and each counted:
+// Compares a CF trace with ours. The only differences forgiven are the declared differences
+// of Docs/Rules.md, each by name and each counted:
 //
 // - L-g  CF's spurious `BT BS BW AW` cycles in which nothing is handled (stale timerfd, leftover
 //        wake-up). Removed from CF's trace only where ours has no such cycle (alignment), and only

@@ -1,4 +1,4 @@
-// Hand-written scripts: §16 reference cases with their expected traces (to prove the harness
+// Hand-written scripts: CFRunLoop reference cases with their expected traces (to prove the harness
 // records what CF documents), and the minimal reproductions of the differences found between
 // our loop and CF that are not documented divergences.
 
@@ -6,7 +6,7 @@ enum HandWrittenScripts {
     static let def = ScriptMode.default
     static let m1 = ScriptMode.named(1)
 
-    /// §16 case 2: a signalled source0, rash → `E BT BS perform X`, HandledSource.
+    /// Reference case 2: a signalled source0, rash → `E BT BS perform X`, HandledSource.
     static let case02 = Script(
         name: "case02", seed: 0, gridMs: 0,
         sources: [SourceSpec(order: 0)],
@@ -18,7 +18,7 @@ enum HandWrittenScripts {
         .source(0, acted: false), .activity(def, .exit), .runEnd(.handledSource),
     ]
 
-    /// §16 case 3: the same without rash → a second pass sleeps to the timeout; no BW/AW in the
+    /// Reference case 3: the same without rash → a second pass sleeps to the timeout; no BW/AW in the
     /// pass that handled the source (L-a).
     static let case03 = Script(
         name: "case03", seed: 0, gridMs: 0,
@@ -34,7 +34,7 @@ enum HandWrittenScripts {
         .activity(def, .exit), .runEnd(.timedOut),
     ]
 
-    /// §16 case 9: orders c=2, b=1, a=1, n=−5 signalled c, b, a, n; runs rash, rash, no rash →
+    /// Reference case 9: orders c=2, b=1, a=1, n=−5 signalled c, b, a, n; runs rash, rash, no rash →
     /// `n` / `b` / `a c` (order, then signal time).
     static let case09 = Script(
         name: "case09", seed: 0, gridMs: 0,
@@ -52,7 +52,7 @@ enum HandWrittenScripts {
         return run(true, [3], .handledSource) + run(true, [1], .handledSource) + run(false, [2, 0], .timedOut)
     }()
 
-    /// §16 case 5 (on the grid): only a one-shot timer → `E BT BS BW AW timer X`, Finished
+    /// Reference case 5 (on the grid): only a one-shot timer → `E BT BS BW AW timer X`, Finished
     /// (the mode is empty after the fire; timers fire only after a wait, L-b).
     static let case05 = Script(
         name: "case05", seed: 0, gridMs: 20,
@@ -66,7 +66,7 @@ enum HandWrittenScripts {
         .activity(def, .exit), .runEnd(.finished),
     ]
 
-    /// §16 case 11 (on the grid): a perform runs M1, whose timer stops the inner run; the outer
+    /// Reference case 11 (on the grid): a perform runs mode 1, whose timer stops the inner run; the outer
     /// run goes on to its own timeout with its mode restored.
     static let case11 = Script(
         name: "case11", seed: 0, gridMs: 20,
@@ -87,14 +87,14 @@ enum HandWrittenScripts {
         .activity(def, .exit), .runEnd(.timedOut),
     ]
 
-    /// The §16 cases above with their expected traces, by case number: 2, 3, 9, 5 (timer on the
+    /// The reference cases above with their expected traces, by case number: 2, 3, 9, 5 (timer on the
     /// grid) and 11 (nested run stopped by its timer).
     static let referenceCases: [Int: (script: Script, expected: [TraceEvent])] = [
         2: (case02, case02Expected), 3: (case03, case03Expected), 9: (case09, case09Expected),
         5: (case05, case05Expected), 11: (case11, case11Expected),
     ]
 
-    /// §16 case 20 / S4: A (order 0) invalidates the signalled B (order 1) and enqueues a block.
+    /// Reference case 20 / S4: A (order 0) invalidates the signalled B (order 1) and enqueues a block.
     /// SCF then reports "not handled" (the last collected source was skipped), we OR → the
     /// interpreter marks the S4 point and the comparison stops there.
     static let case20 = Script(

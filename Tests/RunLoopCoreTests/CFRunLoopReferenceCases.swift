@@ -2,7 +2,7 @@ import Testing
 import PThreads
 @testable import RunLoopCore
 
-/// The 20 cases of cfrunloop.md §16, on the virtual clock. Observers record every activity at
+/// The 20 ordering reference cases of CFRunLoop, on the virtual clock. Observers record every activity at
 /// order 0; callouts record their labels. Case 20 follows CF-1153 (S4 fixed). Cases marked MAIN
 /// use a detached loop's async queue, which has the main queue's semantics (the real
 /// DispatchQueue.main path is covered by `MainQueueTests`).
@@ -294,7 +294,7 @@ struct CFRunLoopReferenceCases {
         #expect(!loop.contains(timer, mode: other))
         #expect(loop.run(mode: other, timeout: 1) == .finished)
 
-        // A past date set in the callout fires again as soon as possible (P7).
+        // A past date set in the callout fires again as soon as possible (T5).
         let trace = tracing(loop)
         var count = 0
         let again = try LoopTimer(after: 0.02, clock: clock, interval: 10, label: "again") { timer in
@@ -382,7 +382,7 @@ struct CFRunLoopReferenceCases {
         #expect(loop.run(mode: .default, timeout: 0.5, returnAfterSourceHandled: true) == .handledSource)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "q2", "X"])
 
-        // A nested run inside async work finishes at once; work queued there is deferred (M6).
+        // A nested run inside async work finishes at once; work queued there is deferred (R4a, X4).
         trace.reset()
         let nested = Trace()
         loop.async(label: "outer") {

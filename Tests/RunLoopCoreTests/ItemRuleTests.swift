@@ -5,7 +5,7 @@ import CRunLoopShims
 import Glibc
 #endif
 
-/// §4 observers (O*), §5 blocks (B*), §6 sources (S*).
+/// Observer (O*), block (B*) and source (S*) rules of Docs/Rules.md.
 @Suite("ObserverRules")
 struct ObserverRules {
     @Test("O1 ascending order, ties FIFO; adding twice is a no-op")

@@ -68,15 +68,15 @@ public func rlkMainThreadProbe() {
     result = loop.run(mode: .default, timeout: 5, returnAfterSourceHandled: true)
     check(result == .handledSource && trace.all == ["E", "BT", "BS", "BW", "AW", "viaLoopAsync", "X"], "loop.async", trace.all)
 
-    // M3: a non-common, observer-only mode is finished even with main-queue work pending.
+    // R3, R4a: a non-common, observer-only mode is finished even with main-queue work pending.
     trace.reset()
     let other: Loop.Mode = "ProbeOther"
     recordActivities(loop, trace, mode: other)
     DispatchQueue.main.async { trace.add("later") }
     result = loop.run(mode: other, timeout: 5)
-    check(result == .finished && trace.all == [], "M3 non-common mode", trace.all)
+    check(result == .finished && trace.all == [], "R3/R4a non-common mode", trace.all)
 
-    // M6: a nested run inside main-queue work finishes at once (R4a's "not inside a main-queue
+    // R4a, X4: a nested run inside main-queue work finishes at once (R4a's "not inside a main-queue
     // callout"); "later" is drained by the outer run first.
     trace.reset()
     DispatchQueue.main.async {
@@ -86,10 +86,10 @@ public func rlkMainThreadProbe() {
     }
     result = loop.run(mode: .default, timeout: 5, returnAfterSourceHandled: true)
     check(result == .handledSource && trace.all == ["E", "BT", "BS", "BW", "AW", "later", "outer", "nested:finished", "X"],
-          "M6 nested run", trace.all)
+          "R4a/X4 nested run", trace.all)
     trace.reset()
     result = loop.run(mode: .default, timeout: 5, returnAfterSourceHandled: true)
-    check(result == .handledSource && trace.all == ["E", "BT", "BS", "BW", "AW", "inner", "X"], "M6 deferred inner", trace.all)
+    check(result == .handledSource && trace.all == ["E", "BT", "BS", "BW", "AW", "inner", "X"], "R4a/X4 deferred inner", trace.all)
 
     // case 19: main-queue work queued by a timer takes the fast path (no BW/AW before it).
     trace.reset()

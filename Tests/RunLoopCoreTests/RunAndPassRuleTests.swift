@@ -6,7 +6,7 @@ import CRunLoopShims
 import Glibc
 #endif
 
-/// §2 (R*) and §3 (L*) of cfrunloop.md, one test per rule id, on the virtual clock.
+/// The run (R*) and pass (L*) rules of Docs/Rules.md, one test per rule id, on the virtual clock.
 @Suite("RunSpecificRules")
 struct RunSpecificRules {
     @Test("R1 running the common pseudo-mode returns .finished with a one-time diagnostic")

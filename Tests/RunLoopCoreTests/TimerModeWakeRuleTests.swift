@@ -6,7 +6,7 @@ import CRunLoopShims
 import Glibc
 #endif
 
-/// §7 timers (T*), §8 modes (M*), §9 stop/wake/registry (W*).
+/// Timer (T*), mode (M*) and stop/wake/registry (W*) rules of Docs/Rules.md.
 @Suite("TimerRules")
 struct TimerRules {
     @Test("T1 NaN is refused, negative interval means one-shot, past fire dates fire at once")

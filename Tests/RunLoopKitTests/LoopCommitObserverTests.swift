@@ -105,7 +105,7 @@ struct LoopCommitObserverTests {
         }
     }
 
-    @Test("§6.6 on the loop: a mark at order 1000000 joins this commit, one at 0xFFFFFF the next")
+    @Test("TX6 on the loop: a mark at order 1000000 joins this commit, one at 0xFFFFFF the next")
     func observerOrderAroundTheCommit() {
         withLoop { loop, _, pipeline, _ in
             let commits = LoopCommitObservers(installedOn: loop, pipeline: pipeline)

@@ -1,12 +1,12 @@
 import Testing
 @testable import Transactions
 
-/// One test per behaviour of reference/transaction.md §6, asserting the exact callout sequence.
+/// One test per commit rule (TX1–TX15 in Docs/Rules.md), asserting the exact callout sequence.
 /// Cases 6, 13 and 14 need a run loop; here they are played by `ObserverDriver` (observer calls in
 /// CF order) — the umbrella adds the same cases on the real loop.
 @Suite("TransactionReferenceCases")
 struct TransactionReferenceCases {
-    /// §6.1 Coalescing: three marks of each kind → one layout, one display, one commit.
+    /// TX1 Coalescing: three marks of each kind → one layout, one display, one commit.
     @Test func case01() {
         let h = Harness()
         let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
@@ -22,7 +22,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.2 Phase order: all layouts, then displays, then the commit, then completions.
+    /// TX2 Phase order: all layouts, then displays, then the commit, then completions.
     @Test func case02() {
         let h = Harness()
         let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
@@ -38,7 +38,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.3 Top-down layout, no double visit, insertion order irrelevant.
+    /// TX3 Top-down layout, no double visit, insertion order irrelevant.
     @Test func case03() {
         let h = Harness()
         let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
@@ -64,7 +64,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.4 Re-dirty in layout → same flush, before any display; capped at 4 rounds with a diagnostic.
+    /// TX4 Re-dirty in layout → same flush, before any display; capped at 4 rounds with a diagnostic.
     @Test func case04() {
         let h = Harness()
         let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
@@ -106,7 +106,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.5 Re-dirty in display → next flush, with a wake-up request.
+    /// TX5 Re-dirty in display → next flush, with a wake-up request.
     @Test func case05() {
         let h = Harness()
         let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
@@ -128,7 +128,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.6 Observer ordering: pre(1999000), commit(2000000), post(2001000) on BW and on Exit;
+    /// TX6 Observer ordering: pre(1999000), commit(2000000), post(2001000) on BW and on Exit;
     /// an observer at 1000000 that dirties is included, one at 0xFFFFFF lands in the next flush.
     @Test func case06() {
         let h = Harness()
@@ -153,7 +153,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.7 Idle = silent: no layout, display, commit, hook or completion callouts.
+    /// TX7 Idle = silent: no layout, display, commit, hook or completion callouts.
     @Test func case07() {
         let h = Harness()
         let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
@@ -172,7 +172,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.8 Explicit nesting: only the outermost commit commits, synchronously; a commit with
+    /// TX8 Explicit nesting: only the outermost commit commits, synchronously; a commit with
     /// nothing open is an error.
     @Test func case08() throws {
         let h = Harness()
@@ -192,7 +192,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.9 Explicit inside implicit: nothing until the run loop's commit, which carries both.
+    /// TX9 Explicit inside implicit: nothing until the run loop's commit, which carries both.
     @Test func case09() throws {
         let h = Harness()
         let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
@@ -208,7 +208,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.10 flush(): immediate with no explicit transaction; deferred to the outermost commit inside one.
+    /// TX10 flush(): immediate with no explicit transaction; deferred to the outermost commit inside one.
     @Test func case10() throws {
         let h = Harness()
         try h.run {
@@ -232,7 +232,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.11 Property scoping: innermost wins, popping restores.
+    /// TX11 Property scoping: innermost wins, popping restores.
     @Test func case11() throws {
         let h = Harness()
         try h.run {
@@ -252,7 +252,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.12 Completion timing and reasons.
+    /// TX12 Completion timing and reasons.
     @Test func case12() throws {
         let h = Harness()
         let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
@@ -300,7 +300,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.13 Busy loop: BW never comes; flush-if-too-late after the budget (test driver: a source0
+    /// TX13 Busy loop: BW never comes; flush-if-too-late after the budget (test driver: a source0
     /// callout per iteration, then the interceptor's `flushIfTooLate()`).
     @Test func case13() {
         let h = Harness()
@@ -315,7 +315,7 @@ struct TransactionReferenceCases {
             // Marked at 0 ms; checked at 5, 10, 15 (< 16.67 ms budget), 20 → forced flush.
             #expect(h.log.take() == ["S1", "S2", "S3", "S4", "L(v)", "C", "(forced)", "S5", "S6"])
             #expect(h.sink.snapshots.map(\.reason) == [.tooLate])
-            #expect(h.pipeline.needsCommit)                        // S5's mark waits (10 ms so far)
+            #expect(h.pipeline.needsCommit)                        // the 5th callout's mark waits (10 ms so far)
 
             // The budget is configurable.
             h.pipeline.tooLateBudgetNanoseconds = 50_000_000
@@ -327,7 +327,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.14 Nested run: flush at the nested run's Exit, before control returns to the outer code;
+    /// TX14 Nested run: flush at the nested run's Exit, before control returns to the outer code;
     /// cleanup registered at the outer level is not run by that nested commit.
     @Test func case14() {
         let h = Harness()
@@ -357,7 +357,7 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// §6.15 Post-commit callbacks: registered during L/D → after this C; from inside a post-commit
+    /// TX15 Post-commit callbacks: registered during L/D → after this C; from inside a post-commit
     /// callback → after the next C; registering one does not schedule a flush.
     @Test func case15() {
         let h = Harness()

@@ -3,7 +3,7 @@ import RunLoopKit
 /// A timer scheduled in the default mode stops while the loop runs the tracking mode (a
 /// scroll); a timer in the common modes keeps firing. When the default mode runs again, the
 /// default timer fires once for all the ticks it missed, then continues on its original grid
-/// (§7 T5 catch-up coalescing; T10 a timer cannot fire in a mode it is not in).
+/// (T5 catch-up coalescing; T10 a timer cannot fire in a mode it is not in).
 enum TimerTrackingModeScenario {
     static let scenario = Scenario(
         name: "timer-tracking-mode",
