@@ -29,7 +29,7 @@ enum ChartText {
     /// Nanoseconds from `start` to `end` on one clock (0 when `end` is earlier), the one place
     /// the charts subtract clock readings.
     static func span(from start: LoopInstant, to end: LoopInstant) -> UInt64 {
-        end > start ? end - start : 0
+        end > start ? end.nanoseconds - start.nanoseconds : 0
     }
 }
 

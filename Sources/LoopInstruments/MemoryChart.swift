@@ -104,7 +104,7 @@ public enum MemoryChart {
         }
         switch axis {
         case .time:
-            let origin = samples.first?.time ?? 0
+            let origin = samples.first?.time ?? .zero
             placement.xs = samples.map { Double(ChartText.span(from: origin, to: $0.time)) / 1e6 }
             // A turn ends after its last sample even if the clock read a little earlier at the sleep.
             let xs = placement.xs

@@ -9,8 +9,10 @@ public struct TraceTurn: Sendable, Equatable {
 
     public var start: LoopInstant { entries.first?.time ?? .zero }
     public var end: LoopInstant { entries.last?.time ?? .zero }
-    /// Time from the first to the last entry, in nanoseconds.
-    public var duration: UInt64 { end.nanoseconds &- start.nanoseconds }
+    /// Time from the first to the last entry.
+    public var duration: Duration { start.duration(to: end) }
+    /// The same in nanoseconds, for the charts' arithmetic.
+    var durationNanoseconds: UInt64 { end.nanoseconds &- start.nanoseconds }
     /// The first and last loop pass numbers seen.
     public var passes: ClosedRange<UInt64> {
         let values = entries.map(\.pass)
@@ -22,7 +24,7 @@ public struct TraceTurn: Sendable, Equatable {
     ///
     /// ```swift
     /// let turns = TraceTurn.split(recorder.entries)
-    /// print(turns.count, turns.map(\.duration).max() ?? 0)
+    /// print(turns.count, turns.map(\.duration).max() ?? .zero)
     /// ```
     public static func split(_ entries: [TraceEntry], thread: Int? = nil) -> [TraceTurn] {
         let lane = thread ?? entries.first { if case .activity = $0.kind { true } else { false } }?.thread ?? entries.first?.thread

@@ -56,7 +56,7 @@ public enum TurnTimelineChart {
         let turns = Array(allTurns.prefix(max(1, maxTurns)))
         let virtualLike = clockLooksVirtual(turns)
         let axis = resolvedAxis(xAxis, turns: turns, virtualLike: virtualLike)
-        let origin = turns.first?.start ?? 0
+        let origin = turns.first?.start ?? .zero
 
         let labelWidth = 150.0, right = 24.0, headerHeight = 112.0
         let plotWidth = Double(width) - labelWidth - right
@@ -199,7 +199,7 @@ public enum TurnTimelineChart {
         case .time, .order: return axis
         case .turns: return .order
         case .automatic:
-            return virtualLike || (turns.map(\.duration).max() ?? 0) == 0 ? .order : .time
+            return virtualLike || (turns.map(\.durationNanoseconds).max() ?? 0) == 0 ? .order : .time
         }
     }
 
@@ -270,7 +270,7 @@ public enum TurnTimelineChart {
                 break
             }
         }
-        let lastPosition = axis == .order ? position() : Double(turn.duration)
+        let lastPosition = axis == .order ? position() : Double(turn.durationNanoseconds)
         for var bar in stack.reversed() where bar.depth >= 0 {   // still running at the end of the trace
             bar.end = lastPosition
             layout.bars.append(bar)
@@ -357,7 +357,7 @@ public enum TurnTimelineChart {
             ? "1 pass (#\(turn.passes.lowerBound))"
             : "\(passCount) passes (#\(turn.passes.lowerBound)–\(turn.passes.upperBound))"
         svg.text(passes, x: 12, y: y + 28, size: 10, fill: "#666")
-        svg.text(turn.duration > 0 ? "awake \(ChartText.duration(turn.duration))" : "clock did not move",
+        svg.text(turn.durationNanoseconds > 0 ? "awake \(ChartText.duration(turn.durationNanoseconds))" : "clock did not move",
                  x: 12, y: y + 41, size: 10, fill: "#666")
     }
 
