@@ -39,7 +39,7 @@ int rlk_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
 static uint32_t rlk_events(uint32_t interest, int edge) {
     uint32_t ev = 0;
-    if (interest & 1u) ev |= EPOLLIN;
+    if (interest & 1u) ev |= EPOLLIN | EPOLLRDHUP;  // a peer's half-close reports as hang-up
     if (interest & 2u) ev |= EPOLLOUT;
     if (edge) ev |= EPOLLET;
     return ev;
@@ -65,7 +65,8 @@ static int rlk_copy_events(struct epoll_event *events, int n, uint64_t *tokens, 
         uint32_t r = 0;
         if (events[i].events & EPOLLIN) r |= 1u;
         if (events[i].events & EPOLLOUT) r |= 2u;
-        if (events[i].events & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)) r |= 4u;
+        if (events[i].events & (EPOLLHUP | EPOLLRDHUP)) r |= 4u;
+        if (events[i].events & EPOLLERR) r |= 8u;
         tokens[i] = events[i].data.u64;
         ready[i] = r;
     }

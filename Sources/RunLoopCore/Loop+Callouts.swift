@@ -207,7 +207,8 @@ extension Loop {
             return true
         }
         if let file, file.isValid {
-            let events = LoopFileSource.Events(rawValue: ready & (file.events.rawValue | 4))
+            // Level-triggered: what is ready and asked for, plus hang-up and error always.
+            let events = LoopFileSource.Events(rawValue: ready & (file.interestBitsNow | 12))
             callOut(.fileSource, file.label, state.mode) { __RLK_IS_CALLING_OUT_TO_AN_FD_SOURCE__(file, events) }
             return true
         }

@@ -224,3 +224,28 @@ extension Loop {
         }
     }
 }
+
+extension Loop {
+    /// Re-registers an fd source's descriptor with a new interest in every mode holding it;
+    /// all or nothing: on a failure the modes already changed are put back.
+    func modifyInterest(of source: LoopFileSource, to bits: UInt32) throws(SystemCallError) {
+        let failure: SystemCallError? = lock.withLock {
+            let holders = guarded.modeOrder.compactMap { guarded.modes[$0] }.filter { source.isHeld(by: $0) }
+            let old = source.interestBitsNow
+            for (index, state) in holders.enumerated() {
+                if case .failure(let failure) = valueOrErrno("epoll_ctl(MOD)", {
+                    rlk_epoll_modify(state.epollFD, source.fd, bits, source.core.id, 0)
+                }) {
+                    for done in holders[..<index] {
+                        valueOrErrno("epoll_ctl(MOD)") { rlk_epoll_modify(done.epollFD, source.fd, old, source.core.id, 0) }
+                            .reportingFailure(.systemCallFailed, "restoring the interest of '\(source.label)' in mode '\(done.mode)'",
+                                              item: source.label)
+                    }
+                    return failure
+                }
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+}

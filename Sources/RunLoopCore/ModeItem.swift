@@ -98,7 +98,7 @@ extension LoopFileSource: ModeItem {
     func isHeld(by state: ModeState) -> Bool { state.guarded.files[core.id] != nil }
     func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
         if case .failure(let failure) = valueOrErrno("epoll_ctl(ADD)", {
-            rlk_epoll_add(state.epollFD, fd, events.rawValue & 3, core.id, 0)
+            rlk_epoll_add(state.epollFD, fd, interestBitsNow, core.id, 0)
         }) { return failure }
         state.guarded.files[core.id] = self
         return nil

@@ -137,31 +137,80 @@ public final class LoopPortSource: @unchecked Sendable {  // queue and validity 
 /// }
 /// loop.add(reader, mode: .default)
 /// ```
-public final class LoopFileSource: @unchecked Sendable {  // validity guarded by core.lock
-    /// Readiness kinds.
-    public struct Events: OptionSet, Sendable, Hashable {
+public final class LoopFileSource: @unchecked Sendable {
+    // Sendable: `interestBits` and validity are guarded by `core.lock`; `handler` is only
+    // called on the loop's thread.
+
+    /// Readiness kinds. ``readable`` and ``writable`` are interests; ``hangUp`` and ``error``
+    /// are always reported when they happen.
+    public struct Events: OptionSet, Sendable, Hashable, CustomStringConvertible {
         public let rawValue: UInt32
         public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// Data (or an end of file) can be read.
         public static let readable = Events(rawValue: 1)
+        /// Data can be written without blocking.
         public static let writable = Events(rawValue: 2)
-        /// Error or hang-up (always reported; not a valid interest by itself).
+        /// The peer hung up or shut down its writing side (EPOLLHUP, EPOLLRDHUP).
         public static let hangUp = Events(rawValue: 4)
+        /// The descriptor has a pending error (EPOLLERR); read it with `SO_ERROR`.
+        public static let error = Events(rawValue: 8)
+
+        public var description: String {
+            let names = [(Events.readable, "readable"), (.writable, "writable"), (.hangUp, "hangUp"), (.error, "error")]
+            return "[" + names.filter { contains($0.0) }.map(\.1).joined(separator: ", ") + "]"
+        }
     }
 
     public let fd: Int32
-    public let events: Events
     public let order: Int
     public let label: String
     let handler: (Events) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
+    /// `.readable`/`.writable` bits of the current interest; guarded by `core.lock`.
+    private var interestBits: UInt32
 
+    /// A source watching `fd`, level-triggered: the handler runs on every pass in which the
+    /// descriptor is ready for something it is interested in, until that is consumed.
+    ///
+    /// - Parameters:
+    ///   - events: the initial interest (``Events/readable``, ``Events/writable``, both, or
+    ///     neither — then only hang-up and error are reported); change it with ``setInterest(_:)``.
+    ///   - handler: called on the loop's thread with what is ready.
     public init(fd: Int32, events: Events, order: Int = 0, label: String = "fd", handler: @escaping (Events) -> Void) {
         self.fd = fd
-        self.events = events
+        self.interestBits = events.rawValue & 3
         self.order = order
         self.label = label
         self.handler = handler
     }
+
+    /// What the source is interested in now (readable and/or writable).
+    public var interest: Events { Events(rawValue: core.lock.withLock { interestBits }) }
+
+    /// Changes the interest at once in every mode holding the source (`epoll_ctl` MOD; the
+    /// source is not removed and re-added), from any thread — for example, stop reading while a
+    /// connection's write buffer is full. Hang-up and error stay reported.
+    ///
+    /// ```swift
+    /// let loop = Loop(clock: VirtualClock())
+    /// var ends: [Int32] = [0, 0]
+    /// _ = pipe(&ends)
+    /// let source = LoopFileSource(fd: ends[1], events: .writable) { _ in }
+    /// loop.add(source, mode: .default)
+    /// try source.setInterest([])   // back-pressure: stop asking for writability
+    /// ```
+    ///
+    /// - Throws: the failed `epoll_ctl` (for example EBADF when the fd was closed); the
+    ///   interest is then unchanged.
+    public func setInterest(_ events: Events) throws(SystemCallError) {
+        let bits = events.rawValue & 3
+        let loop: Loop? = core.lock.withLock { core.valid ? core.homes.first?.loop : nil }
+        if let loop { try loop.modifyInterest(of: self, to: bits) }
+        core.lock.withLock { interestBits = bits }
+    }
+
+    /// The interest bits; with `core.lock` held or from the loop under its lock.
+    var interestBitsNow: UInt32 { core.lock.withLock { interestBits } }
 
     public var isValid: Bool { core.isValid }
 
