@@ -38,8 +38,9 @@ int rlk_eventfd_read(int fd, uint64_t *value) {
 int rlk_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
 static uint32_t rlk_events(uint32_t interest, int edge) {
-    uint32_t ev = 0;
-    if (interest & 1u) ev |= EPOLLIN | EPOLLRDHUP;  // a peer's half-close reports as hang-up
+    // EPOLLRDHUP always: a peer's shutdown is reported as a hang-up even with no interest.
+    uint32_t ev = EPOLLRDHUP;
+    if (interest & 1u) ev |= EPOLLIN;
     if (interest & 2u) ev |= EPOLLOUT;
     if (edge) ev |= EPOLLET;
     return ev;

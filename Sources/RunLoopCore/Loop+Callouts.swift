@@ -216,6 +216,24 @@ extension Loop {
         return false
     }
 
+    /// Every fd source a batched wait found ready (see `wait(…batch:)`), in `order`: a busy
+    /// descriptor cannot starve the others, each gets one callout per pass.
+    func doReadyFileSources(_ state: ModeState, _ frame: RunFrame) -> Bool {
+        var handled = false
+        var index = 0
+        while index < frame.scratch.pointee.readyFiles.count {
+            let (file, ready) = frame.scratch.pointee.readyFiles[index]
+            index += 1
+            // A source removed or invalidated by an earlier callout of this pass is skipped.
+            guard file.isValid, lock.withLock({ file.isHeld(by: state) }) else { continue }
+            let events = LoopFileSource.Events(rawValue: ready & (file.interestBitsNow | 12))
+            callOut(.fileSource, file.label, state.mode) { __RLK_IS_CALLING_OUT_TO_AN_FD_SOURCE__(file, events) }
+            handled = true
+        }
+        frame.scratch.pointee.readyFiles.removeAll(keepingCapacity: true)
+        return handled
+    }
+
     // MARK: Timers (T4, T5)
 
     /// Fires every valid, non-firing timer due at `now`, in fire-date order (T4).

@@ -252,6 +252,7 @@ extension Loop {
                 if !poll { notify(.beforeWaiting, state, frame) }        // L-a
                 lock.lock()
                 let quiet = (poll || virtualClock != nil) && isQuietLocked(state, asyncPort: asyncPort)
+                let batch = state.guarded.files.count > 1
                 let armed = state.guarded.armedDeadline
                 if poll && quiet {
                     // A quiet poll makes no system call: it is over within this critical
@@ -265,7 +266,7 @@ extension Loop {
                     lock.unlock()
                     if !poll && hasSink { emit(.sleep, "", state.mode) }
                     live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
-                                quiet: quiet, armed: armed, serial: frame.serial)
+                                quiet: quiet, armed: armed, serial: frame.serial, batch: batch, frame: frame)
                     lock.lock()
                     guarded.sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3
@@ -298,6 +299,10 @@ extension Loop {
             case .source(let token, let ready):
                 lock.unlock()
                 handled = doSource1(token: token, ready: ready, state) || handled  // S8
+                lock.lock()
+            case .files:
+                lock.unlock()
+                handled = doReadyFileSources(state, frame) || handled            // S8 for fd sources
                 lock.lock()
             }
             if !guarded.blocks.isEmpty {

@@ -13,6 +13,8 @@ enum LivePort {
     case timer
     case async
     case source(token: UInt64, ready: UInt32)
+    /// Several fd sources are ready: the frame's `readyFiles` lists them (handled in one pass).
+    case files
     /// The wait set failed (not EINTR): the mode cannot wait any more (see `ModeState.waitFailed`).
     case failed
 }
@@ -35,8 +37,10 @@ extension Loop {
     ///
     /// `quiet` (see `isQuietLocked`) and `armed` (the mode's timer deadline) were read by the
     /// caller under the lock when it set `sleeping`; `serial` identifies the waiting run.
+    /// `batch` (several fd sources in the mode) lets one wait collect every ready fd source,
+    /// handled together in this pass; ports, timers and wake-ups stay one cause per pass.
     func wait(_ state: ModeState, poll: Bool, until deadline: UInt64, asyncPort: Int32,
-              quiet: Bool, armed: UInt64, serial: UInt64) -> LivePort {
+              quiet: Bool, armed: UInt64, serial: UInt64, batch: Bool, frame: RunFrame) -> LivePort {
         if quiet {
             // Nothing in the set can be ready: a poll, or a virtual wait with a deadline, needs
             // no system call.
@@ -50,8 +54,9 @@ extension Loop {
         }
         // L1: the async port is in the set exactly when this run services it
         // (`asyncPortForRun`), so the wait itself makes no epoll_ctl call.
-        var token: UInt64 = 0
-        var ready: UInt32 = 0
+        let tokens = frame.scratch.pointee.readyTokens
+        let flags = frame.scratch.pointee.readyFlags
+        let capacity = batch ? Int32(RunFrame.readyCapacity) : 1
         var blockOnDescriptors = false
         while true {
             let timeout: Int64
@@ -65,7 +70,7 @@ extension Loop {
                 let now = clock.nowNanoseconds
                 timeout = deadline > now ? Int64(clamping: deadline - now) : 0
             }
-            let count = rlk_epoll_wait_ns(state.epollFD, &token, &ready, 1, timeout)  // retries EINTR
+            let count = rlk_epoll_wait_ns(state.epollFD, tokens, flags, capacity, timeout)  // retries EINTR
             if count < 0 {
                 // Never a timeout: an error here (EBADF, EINVAL, EFAULT) would fail again on
                 // every pass. The mode is marked failed, so this run and later ones finish.
@@ -75,7 +80,15 @@ extension Loop {
                                    "the wait set of mode '\(state.mode)' failed: \(failure); the mode is treated as empty from now on")
                 return .failed
             }
+            if count > 1 && collectReadyFiles(state, count: Int(count), frame: frame) {
+                if timerDue(state) {
+                    frame.scratch.pointee.readyFiles.removeAll(keepingCapacity: true)
+                    return .timer
+                }
+                return .files
+            }
             if count > 0 {
+                let token = tokens[0], ready = flags[0]
                 switch token {
                 case WaitToken.wake:
                     let (forThisRun, armedNow) = lock.withLock { () -> (Bool, UInt64) in
@@ -116,6 +129,34 @@ extension Loop {
             if clock.nowNanoseconds >= deadline { return .none }  // the run's timeout (X5)
             // woke early (EINTR, rounding): wait for the rest
         }
+    }
+
+    /// Puts the fd sources among the first `count` ready events into the frame's `readyFiles`,
+    /// ordered by `order` (ties in readiness order); false when there are fewer than two. The
+    /// other events stay ready (level-triggered) for the next pass.
+    private func collectReadyFiles(_ state: ModeState, count: Int, frame: RunFrame) -> Bool {
+        let tokens = frame.scratch.pointee.readyTokens
+        let flags = frame.scratch.pointee.readyFlags
+        lock.lock()
+        for i in 0..<count {
+            if let file = state.guarded.files[tokens[i]] { frame.scratch.pointee.readyFiles.append((file, flags[i])) }
+        }
+        lock.unlock()
+        guard frame.scratch.pointee.readyFiles.count > 1 else {
+            frame.scratch.pointee.readyFiles.removeAll(keepingCapacity: true)
+            return false
+        }
+        // Insertion sort: stable (ties keep readiness order) and allocation-free for a handful.
+        var i = 1
+        while i < frame.scratch.pointee.readyFiles.count {
+            var j = i
+            while j > 0 && frame.scratch.pointee.readyFiles[j - 1].source.order > frame.scratch.pointee.readyFiles[j].source.order {
+                frame.scratch.pointee.readyFiles.swapAt(j - 1, j)
+                j -= 1
+            }
+            i += 1
+        }
+        return true
     }
 
     /// No port or fd source in the mode, no pending wake-up, no async work we could see. Lock held.

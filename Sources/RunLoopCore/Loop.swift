@@ -313,14 +313,25 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
         var timers: [LoopTimer] = []
         var blocks: [PendingBlock] = []
         var async: [AsyncWork] = []
+        /// One wait's ready events (token, readiness), room for `readyCapacity`.
+        var readyTokens: UnsafeMutablePointer<UInt64>
+        var readyFlags: UnsafeMutablePointer<UInt32>
+        /// The fd sources found ready by the last wait, in handling order.
+        var readyFiles: [(source: LoopFileSource, ready: UInt32)] = []
     }
+
+    /// How many events one wait collects when several fd sources may be ready together.
+    static let readyCapacity = 64
 
     init() {
         scratch = .allocate(capacity: 1)
-        scratch.initialize(to: Scratch())
+        scratch.initialize(to: Scratch(readyTokens: .allocate(capacity: RunFrame.readyCapacity),
+                                       readyFlags: .allocate(capacity: RunFrame.readyCapacity)))
     }
 
     deinit {
+        scratch.pointee.readyTokens.deallocate()
+        scratch.pointee.readyFlags.deallocate()
         scratch.pointee.observerBuffer?.deallocate()
         scratch.deinitialize(count: 1)
         scratch.deallocate()

@@ -23,9 +23,9 @@ int rlk_eventfd_read(int fd, uint64_t *value);
 
 /// epoll_create1(EPOLL_CLOEXEC).
 int rlk_epoll_create(void);
-/// Registers `fd` for the given readiness (bit 0: readable, which includes the peer's half-close,
-/// EPOLLRDHUP; bit 1: writable) with `token` as the event's data; `edge` selects EPOLLET.
-/// Hang-up and error are always reported. Returns 0 or -1.
+/// Registers `fd` for the given readiness (bit 0: readable; bit 1: writable) with `token` as the
+/// event's data; `edge` selects EPOLLET. Hang-up (EPOLLHUP, EPOLLRDHUP: the peer's shutdown) and
+/// error are always reported. Returns 0 or -1.
 int rlk_epoll_add(int epfd, int fd, uint32_t interest, uint64_t token, int edge);
 /// Changes the interest of an already registered fd.
 int rlk_epoll_modify(int epfd, int fd, uint32_t interest, uint64_t token, int edge);
