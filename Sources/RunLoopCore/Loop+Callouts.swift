@@ -202,9 +202,13 @@ extension Loop {
         let file = port == nil ? state.guarded.files[token] : nil
         lock.unlock()
         if let port {
-            guard let message = port.takeOne() else { return false }
-            callOut(.source1, port.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_SOURCE1_PERFORM__(port, message) }
-            return true
+            // One port event per pass (L-c); it hands over up to `messagesPerPass` messages.
+            var delivered = 0
+            while delivered < port.messagesPerPass, let message = port.takeOne() {
+                callOut(.source1, port.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_SOURCE1_PERFORM__(port, message) }
+                delivered += 1
+            }
+            return delivered > 0
         }
         if let file, file.isValid {
             // Level-triggered: what is ready and asked for, plus hang-up and error always.

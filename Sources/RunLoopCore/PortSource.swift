@@ -1,3 +1,4 @@
+import PThreads
 import CRunLoopShims
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +22,9 @@ import Musl
 /// loop.add(port, mode: .default)
 /// try port.send([1, 2, 3])      // from any thread
 /// ```
-public final class LoopPortSource: @unchecked Sendable {  // queue and validity guarded by core.lock
+public final class LoopPortSource: @unchecked Sendable {
+    // Sendable: the queue, the waiters and validity are guarded by `core.lock`; `handler` is
+    // only called on the loop's thread.
     /// A message: raw bytes or any sendable value.
     public enum Message: Sendable {
         case bytes([UInt8])
@@ -32,13 +35,17 @@ public final class LoopPortSource: @unchecked Sendable {  // queue and validity 
     public enum SendError: Error, Equatable, Sendable, CustomStringConvertible {
         /// The port was invalidated.
         case closed
-        /// The queue holds `capacity` undelivered messages (a Mach port's queue limit).
+        /// The queue holds `capacity` undelivered messages (a Mach port's queue limit), and
+        /// (for a waiting send) still did when the wait ended.
         case full(capacity: Int)
+        /// The task of a waiting ``LoopPortSource/sendWhenRoom(_:)`` was cancelled.
+        case cancelled
 
         public var description: String {
             switch self {
             case .closed: "the port was invalidated"
             case .full(let capacity): "the port's queue is full (\(capacity) undelivered messages)"
+            case .cancelled: "the sending task was cancelled while waiting for room"
             }
         }
     }
@@ -47,21 +54,33 @@ public final class LoopPortSource: @unchecked Sendable {  // queue and validity 
     public let label: String
     /// The most undelivered messages the queue holds; a send beyond it throws ``SendError/full(capacity:)``.
     public let capacity: Int
+    /// The most messages the loop hands to the handler in one pass (CF: one); see the init.
+    public let messagesPerPass: Int
     let handler: (Message) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
     /// Readable exactly while `queue` holds undelivered messages.
     let fd: Int32
     private var queue: [Message] = []
     private var head = 0
+    /// Senders blocked in `send(_:waitingUpTo:)` wait on it for room or invalidation.
+    private let roomChanged = PThreadCondition()
+    /// Tasks waiting in `sendWhenRoom`, resumed in arrival order as room appears.
+    private var roomWaiters: [(id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    private var nextWaiterID: UInt64 = 0
 
     /// - Parameters:
-    ///   - capacity: the most undelivered messages the port queues (at least 1; default: no limit).
+    ///   - capacity: the most undelivered messages the port queues (at least 1; default: no
+    ///     limit). A full queue makes `send` throw, or a waiting send wait for room.
+    ///   - messagesPerPass: the most messages one pass hands to the handler (at least 1;
+    ///     default 1, CF's one port message per pass, L-c). A larger batch lets a consumer keep
+    ///     up with fast producers; the port still counts as one handled source per pass.
     ///   - handler: called on the loop's thread with each message, in send order.
-    public init(order: Int = 0, label: String = "source1", capacity: Int = .max,
+    public init(order: Int = 0, label: String = "source1", capacity: Int = .max, messagesPerPass: Int = 1,
                 handler: @escaping (Message) -> Void) {
         self.order = order
         self.label = label
         self.capacity = max(capacity, 1)
+        self.messagesPerPass = max(messagesPerPass, 1)
         self.handler = handler
         self.fd = essentialDescriptor("eventfd", for: "the descriptor of port '\(label)'") { rlk_eventfd_create() }
     }
@@ -78,6 +97,62 @@ public final class LoopPortSource: @unchecked Sendable {  // queue and validity 
     /// - Throws: ``SendError`` when the port was invalidated or its queue is full.
     public func send(value: any Sendable) throws(SendError) { try enqueue(.value(value)) }
 
+    /// Queues `message`, waiting up to `timeout` for room when the queue is full (a Mach
+    /// port's send timeout). Blocks the calling thread: never call it on the port's own loop
+    /// thread, which is the one that makes room.
+    ///
+    /// - Throws: ``SendError/full(capacity:)`` when the queue was still full at the deadline,
+    ///   ``SendError/closed`` when the port was (or got) invalidated.
+    public func send(_ message: Message, waitingUpTo timeout: Duration) throws(SendError) {
+        let now = MonotonicClock.shared.nowNanoseconds
+        let deadline = timeout <= .zero ? now : Nanoseconds.add(now, Nanoseconds.from(timeout))
+        let signalled = try core.lock.withLock { () throws(SendError) -> Result<Int32, SystemCallError> in
+            while core.valid && queue.count - head >= capacity {
+                guard roomChanged.wait(core.lock, untilMonotonicNanoseconds: deadline) else { break }
+            }
+            return try appendLocked(message)
+        }
+        signalled.reportingFailure(.systemCallFailed, "waking the loop for port '\(label)'", item: label)
+    }
+
+    /// Queues `message`, suspending the task while the queue is full. Waiting tasks get room
+    /// in the order they started waiting.
+    ///
+    /// - Throws: ``SendError/closed`` when the port was (or got) invalidated,
+    ///   ``SendError/cancelled`` when the task was cancelled while waiting.
+    public func sendWhenRoom(_ message: Message) async throws(SendError) {
+        while true {
+            let waiterID: UInt64? = try core.lock.withLock { () throws(SendError) -> UInt64? in
+                guard core.valid else { throw SendError.closed }
+                guard queue.count - head >= capacity else { return nil }
+                nextWaiterID += 1
+                return nextWaiterID
+            }
+            guard let waiterID else {
+                do { try enqueue(message) } catch .full { continue } catch { throw error }
+                return
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let resumeNow = core.lock.withLock { () -> Bool in
+                        // Room, invalidation or cancellation may have come first.
+                        if !core.valid || queue.count - head < capacity || Task.isCancelled { return true }
+                        roomWaiters.append((waiterID, continuation))
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            } onCancel: {
+                let waiter = core.lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                    guard let index = roomWaiters.firstIndex(where: { $0.id == waiterID }) else { return nil }
+                    return roomWaiters.remove(at: index).continuation
+                }
+                waiter?.resume()
+            }
+            if Task.isCancelled { throw SendError.cancelled }
+        }
+    }
+
     /// Messages queued and not yet delivered.
     public var pendingCount: Int { core.lock.withLock { queue.count - head } }
 
@@ -85,30 +160,43 @@ public final class LoopPortSource: @unchecked Sendable {  // queue and validity 
 
     /// Drops pending messages and removes the port from its loop.
     public func invalidate() {
+        var waiters: [CheckedContinuation<Void, Never>] = []
         guard let loops = core.invalidate(also: {
             queue.removeAll()
             head = 0
             _ = drainCounter(fd, "port '\(label)'")
+            waiters = roomWaiters.map(\.continuation)
+            roomWaiters.removeAll()
+            roomChanged.broadcast()   // blocked senders see the port closed
         }) else { return }
+        for waiter in waiters { waiter.resume() }
         for loop in loops { loop.purgeItem(self) }
     }
 
     private func enqueue(_ message: Message) throws(SendError) {
         let signalled = try core.lock.withLock { () throws(SendError) -> Result<Int32, SystemCallError> in
-            guard core.valid else { throw SendError.closed }
-            guard queue.count - head < capacity else { throw SendError.full(capacity: capacity) }
-            queue.append(message)
-            // Only the empty → non-empty transition makes the descriptor readable.
-            guard queue.count - head == 1 else { return .success(0) }
-            return valueOrErrno("write(eventfd)") { rlk_eventfd_signal(fd) }
+            try appendLocked(message)
         }
         signalled.reportingFailure(.systemCallFailed, "waking the loop for port '\(label)'", item: label)
     }
 
-    /// The next message, keeping the eventfd readable while more remain.
+    /// Appends `message` if the port is valid and has room. `core.lock` held.
+    private func appendLocked(_ message: Message) throws(SendError) -> Result<Int32, SystemCallError> {
+        guard core.valid else { throw SendError.closed }
+        guard queue.count - head < capacity else { throw SendError.full(capacity: capacity) }
+        queue.append(message)
+        // Only the empty → non-empty transition makes the descriptor readable: one eventfd
+        // write per burst, not one per message.
+        guard queue.count - head == 1 else { return .success(0) }
+        return valueOrErrno("write(eventfd)") { rlk_eventfd_signal(fd) }
+    }
+
+    /// The next message, keeping the eventfd readable while more remain. Taking one from a
+    /// full queue makes room: one blocked sender or waiting task is let through.
     func takeOne() -> Message? {
-        core.lock.withLock {
-            guard core.valid, head < queue.count else { return nil }
+        let (message, waiter) = core.lock.withLock { () -> (Message?, CheckedContinuation<Void, Never>?) in
+            guard core.valid, head < queue.count else { return (nil, nil) }
+            let wasFull = queue.count - head >= capacity
             let message = queue[head]
             head += 1
             if head == queue.count {
@@ -119,8 +207,12 @@ public final class LoopPortSource: @unchecked Sendable {  // queue and validity 
                 queue.removeFirst(head)
                 head = 0
             }
-            return message
+            guard wasFull else { return (message, nil) }
+            roomChanged.broadcast()
+            return (message, roomWaiters.isEmpty ? nil : roomWaiters.removeFirst().continuation)
         }
+        waiter?.resume()
+        return message
     }
 }
 

@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A `pthread_cond_t` on the monotonic clock, waited on with a `PThreadMutex` held.
+///
+/// ```swift
+/// let lock = PThreadMutex(), changed = PThreadCondition()
+/// var ready = false
+/// lock.withLock {
+///     while !ready { if !changed.wait(lock, untilMonotonicNanoseconds: 0) { break } }
+/// }
+/// ```
+public final class PThreadCondition: @unchecked Sendable {   // Sendable: the condition is the synchronisation
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    public init() {
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        defer { pthread_condattr_destroy(&attributes) }
+        #if !canImport(Darwin)
+        let clockStatus = pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)   // immune to wall-clock jumps
+        precondition(clockStatus == 0, "pthread_condattr_setclock failed: \(clockStatus)")
+        #endif
+        let status = pthread_cond_init(condition, &attributes)
+        precondition(status == 0, "pthread_cond_init failed: \(status)")
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        condition.deinitialize(count: 1)
+        condition.deallocate()
+    }
+
+    /// Wakes every waiter.
+    public func broadcast() { pthread_cond_broadcast(condition) }
+
+    /// Waits, with `mutex` held by the caller, until woken or until `deadline` nanoseconds of
+    /// `CLOCK_MONOTONIC` (`UInt64.max`: no deadline). Returns false when the deadline passed.
+    /// Like every condition wait it may return early: re-check the predicate in a loop.
+    public func wait(_ mutex: PThreadMutex, untilMonotonicNanoseconds deadline: UInt64) -> Bool {
+        if deadline == .max {
+            pthread_cond_wait(condition, mutex.raw)
+            return true
+        }
+        var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        return pthread_cond_timedwait(condition, mutex.raw, &spec) != ETIMEDOUT
+    }
+}
