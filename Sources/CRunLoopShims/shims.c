@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -156,6 +157,12 @@ unsigned long rlk_main_pthread(void) {
         rlk_recorded_main_valid = 1;
     }
     return (unsigned long)rlk_recorded_main;
+}
+
+int rlk_set_current_thread_name(const char *name) {
+    char shortened[16];
+    snprintf(shortened, sizeof shortened, "%s", name);  // the kernel keeps 15 bytes
+    return pthread_setname_np(pthread_self(), shortened);
 }
 
 int rlk_thread_name(unsigned long thread, char *buf, size_t len) {

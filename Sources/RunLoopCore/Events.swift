@@ -29,6 +29,8 @@ public struct LoopEvent: Sendable {
     /// The kind of item a callout belongs to.
     public enum Callout: Sendable, Equatable {
         case observer, block, source0, source1, fileSource, timer, mainQueue
+        /// A Swift Concurrency job run by the loop as an executor (see `Loop+Executor`).
+        case job
     }
 
     public let kind: Kind

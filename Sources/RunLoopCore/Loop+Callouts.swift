@@ -47,11 +47,21 @@ extension Loop {
 
     @inline(never)
     func callOutToBlock(_ block: PendingBlock, _ mode: Loop.Mode) {
-        callOut(.block, block.label, mode) { __RLK_IS_CALLING_OUT_TO_A_BLOCK__(block.work) }
+        switch block.work {
+        case .closure(let work):
+            callOut(.block, block.label, mode) { __RLK_IS_CALLING_OUT_TO_A_BLOCK__(work) }
+        case .job(let job):
+            callOut(.job, block.label, mode) { __RLK_IS_CALLING_OUT_TO_A_JOB__(job) }
+        }
     }
 
     @inline(never)
     func __RLK_IS_CALLING_OUT_TO_A_BLOCK__(_ work: @Sendable () -> Void) { work() }
+
+    @inline(never)
+    func __RLK_IS_CALLING_OUT_TO_A_JOB__(_ job: UnownedJob) {
+        job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+    }
 
     @inline(never)
     func __RLK_IS_CALLING_OUT_TO_A_SOURCE0_PERFORM__(_ source: LoopSource) { source.perform() }

@@ -72,6 +72,8 @@ public final class Loop: @unchecked Sendable {
     /// The sink and interceptor as configured (any thread, under its own lock) and the version
     /// the owner thread last copied into `activeSink` / `activeInterceptor`.
     let instrumentation = Locked(Instrumentation())
+    /// The modes whose passes run Swift Concurrency jobs (see `jobModes`).
+    let jobModesStorage = Locked<[Loop.Mode]>([.common])
     let instrumentationVersion = Atomic<UInt64>(0)
 
     /// Passes of the run function (`__CFRunLoopRun`'s loop) made so far.
@@ -374,9 +376,27 @@ struct Source0Pick {
 /// A block waiting for a matching mode (B1).
 struct PendingBlock {
     enum Target { case one(Loop.Mode), several([Loop.Mode]) }
+    /// A closure performed with `perform`, or a Swift Concurrency job enqueued on the loop as
+    /// an executor (no closure allocated for it).
+    enum Work {
+        case closure(@Sendable () -> Void)
+        case job(UnownedJob)
+    }
     let target: Target
     let label: String
-    let work: @Sendable () -> Void
+    let work: Work
+
+    init(target: Target, label: String, work: @escaping @Sendable () -> Void) {
+        self.target = target
+        self.label = label
+        self.work = .closure(work)
+    }
+
+    init(target: Target, label: String, job: UnownedJob) {
+        self.target = target
+        self.label = label
+        self.work = .job(job)
+    }
 
     /// B2: the block's mode is the current mode, or `.common` and the current mode is common.
     func matches(_ mode: Loop.Mode, isCommon: Bool) -> Bool {

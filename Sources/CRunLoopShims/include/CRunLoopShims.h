@@ -52,6 +52,8 @@ int64_t rlk_gettid(void);
 int rlk_is_main_thread(void);
 /// The main thread's pthread_t, recorded by a load-time constructor (valid from any thread).
 unsigned long rlk_main_pthread(void);
+/// Names the calling thread (first 15 bytes); returns 0 or an errno.
+int rlk_set_current_thread_name(const char *name);
 /// Copies the thread's name (pthread_getname_np) into `buf`; returns 0 or an errno.
 int rlk_thread_name(unsigned long thread, char *buf, size_t len);
 /// Pins the calling thread to one CPU (benchmarks); returns 0 or an errno.
