@@ -64,7 +64,7 @@ func workout(seed: UInt64) {
             default: stack.push()
             }
         }
-        autoreleasepool {
+        withAutoreleasePool {
             for _ in 0..<next(600) { AutoreleasePool.autorelease(consuming: Payload(size: 4)) }
         }
         switch round % 4 {
