@@ -13,21 +13,20 @@ import Darwin
 
 extension ThreadPool {
     /// Whether a pool is in place on the calling thread: the placeholder, or a boundary on the
-    /// stack. Looks at the hot page (at most 505 slots) and, when that holds no boundary, at slot
-    /// 0 of the cold page; it scans further only on a thread that autoreleased without a pool
-    /// before (its cold page then starts with an object).
+    /// stack. Usually slot 0 of the cold page tells (O(depth)); only on a thread that
+    /// autoreleased without a pool before (its cold page then starts with an object) does it
+    /// scan down from the top for a boundary.
     static func hasPool(_ word: UInt) -> Bool {
         guard let hot = hotPage(word) else { return word & ThreadWord.placeholderBit != 0 }
         if hot.isEmpty && hot.depth == 0 { return false }
-        if containsBoundary(verified(hot)) { return true }
-        if hot.depth == 0 { return false }
-        var page = hot
-        while let parent = page.parent { page = verified(parent) }
-        if page.entry(at: page.begin) == Entry.boundary { return true }
-        page = hot
-        while let parent = page.parent {
-            page = parent
-            if containsBoundary(page) { return true }
+        var cold = verified(hot)
+        while let parent = cold.parent { cold = verified(parent) }
+        // The stack is not empty, so the cold page has a slot 0.
+        if cold.entry(at: cold.begin) == Entry.boundary { return true }
+        var page: PoolPage? = hot
+        while let current = page {
+            if containsBoundary(current) { return true }
+            page = current.parent
         }
         return false
     }
