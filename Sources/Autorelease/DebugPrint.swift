@@ -9,7 +9,7 @@ private let printCount = Atomic<Int>(0)
 
 extension AutoreleasePool {
     /// The calling thread's pools in `_objc_autoreleasePoolPrint`'s layout, one string per line
-    /// (without the `objc[pid]: ` prefix). Every page is checked before it is printed; a
+    /// (objc4 prefixes each with `objc[pid]: `). Every page is checked before it is printed; a
     /// corrupted page is reported (`pool.page-corrupted`, severity `.error`), printed as
     /// `PAGE (corrupted)` and ends the listing, as objc4's `check(false)`.
     ///
