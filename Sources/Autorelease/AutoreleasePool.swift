@@ -73,8 +73,15 @@ public enum AutoreleasePool {
 
     /// Pops `token`'s pool and every pool pushed after it, releasing their objects and running
     /// their cleanups strictly LIFO (objc4 `objc_autoreleasePoolPop`). A token that is not a live
-    /// pool of this thread traps with objc4's "Invalid or prematurely-freed autorelease pool"
-    /// message.
+    /// pool of this thread is reported (`pool.bad-pop`, with objc4's "Invalid or
+    /// prematurely-freed autorelease pool" text) and traps; so does a page whose magic was
+    /// overwritten (`pool.page-corrupted`).
+    ///
+    /// Every pop that leaves the inlined fast path checks each page it reaches. The fast path,
+    /// an empty pool on the hot page, reaches that page through the thread's own word, never
+    /// through the token, and only accepts a token exactly below `next` on a boundary slot; it
+    /// checks the page's magic in debug builds only, so that an empty push + pop stays as cheap
+    /// as before.
     ///
     /// ```swift
     /// AutoreleasePool.pop(token)
@@ -88,7 +95,7 @@ public enum AutoreleasePool {
         if address & PageLayout.pageMask == ThreadWord.page(word) && word & ThreadWord.highWaterMask == 0,
            let page = PoolPage(address: ThreadWord.page(word)),
            page.next == address &+ 8, page.thread == thread, page.entry(at: address) == Entry.boundary,
-           page.child == nil, address != page.begin
+           page.child == nil, address != page.begin, fastPathChecks(page)
         {
             page.setEntry(PageLayout.scribble, at: address)
             page.next = address
@@ -97,18 +104,30 @@ public enum AutoreleasePool {
         popSlow(address: address, thread: thread, word: word)
     }
 
+    /// The page check of the empty-pop fast path: the full check in debug builds, none in
+    /// release builds (every other pop path checks, see `pop(_:)`).
+    @inlinable @inline(__always)
+    static func fastPathChecks(_ page: PoolPage) -> Bool {
+        #if DEBUG || AUTORELEASE_INTERNAL_CHECKS
+        return page.passesCheck
+        #else
+        return true
+        #endif
+    }
+
     @usableFromInline @inline(never)
     static func popSlow(address: UInt, thread: UInt, word: UInt) {
         do {
             try ThreadPool.pop(address: address, thread: thread, word: word)
         } catch {
-            Diagnostics.badPop(address, reason: error)
+            PoolDiagnostics.badPop(address, reason: error)
         }
     }
 
     /// Pops like `pop(_:)` after checking that the token is a live pool of this thread. On a
-    /// token from another thread, a stale or a forged token it throws an error naming the token
-    /// and the threads, and releases nothing.
+    /// token from another thread, a stale or a forged token, or a corrupted page on the way to
+    /// the token's page, it throws an error naming the token and the threads, and releases
+    /// nothing.
     ///
     /// ```swift
     /// do { try AutoreleasePool.checkedPop(token) }
@@ -173,7 +192,7 @@ public enum AutoreleasePool {
                 // object is never the boundary (0), so this goes straight to the coalescing
                 // check; on a miss the slot already holds the entry and only `next` moves.
                 let entry = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
-                _ = UnsafeMutableRawPointer(bitPattern: next).unsafelyUnwrapped.initializeMemory(as: T.self, to: object)
+                page.moveObject(object, to: next)
                 if ThreadPool.coalesce(entry, page: page, next: next, flags: word) == 0 {
                     page.next = next &+ 8
                 }
@@ -199,12 +218,24 @@ public enum AutoreleasePool {
     /// Runs `work` when the innermost pool pops, in LIFO order with the objects autoreleased
     /// around it: the service pattern for closing descriptors or returning buffers per turn.
     ///
+    /// With no pool in place (no push on this thread, or every pool popped) the cleanup is not
+    /// lost: it is reported (`pool.cleanup-without-pool`) and kept on the thread's implicit cold
+    /// page, like an object autoreleased without a pool, and runs when the thread exits, when
+    /// the thread calls `exit()` (for the main thread: when `main` returns) or at
+    /// `drainThread()`, whichever comes first. This holds under every `missingPool` setting
+    /// except `.fatal`, which traps as for an object.
+    ///
     /// ```swift
     /// let fd = open(path, O_RDONLY)
     /// AutoreleasePool.deferCleanup(label: "close log fd") { close(fd) }
     /// ```
     public static func deferCleanup(label: String = "DeferredCleanup", _ work: @escaping () -> Void) {
-        autorelease(consuming: DeferredCleanup(label: label, work: work))
+        let cleanup = DeferredCleanup(label: label, work: work)
+        if _slowPath(!ThreadPool.hasPool(ThreadPool.loadWord())) {
+            ThreadPool.addWithoutPool(cleanup)
+            return
+        }
+        autorelease(consuming: cleanup)
     }
 
     /// Pops every pool of the calling thread (LIFO, exactly as at thread exit) and frees all its
@@ -219,7 +250,8 @@ public enum AutoreleasePool {
         ThreadPool.drainAndFreeAll()
     }
 
-    /// Runs `body` inside its own pool and pops it afterwards, also when `body` throws.
+    /// Runs `body` inside its own pool and pops it afterwards, also when `body` throws (the
+    /// same as the free function `withAutoreleasePool(_:)`).
     ///
     /// ```swift
     /// let total = AutoreleasePool.withPool { parse(file) }
@@ -239,14 +271,14 @@ public enum AutoreleasePool {
     }
 }
 
-#if !canImport(ObjectiveC)
-/// Runs `body` in a new autorelease pool, like Darwin's `ObjectiveC.autoreleasepool`.
+/// Runs `body` in a new autorelease pool and pops it afterwards, also when `body` throws: this
+/// module's counterpart of Darwin's `autoreleasepool(invoking:)`, named so that it does not
+/// collide with Foundation's on any platform.
 ///
 /// ```swift
-/// let lines = autoreleasepool { readLines(from: file) }
+/// let lines = withAutoreleasePool { readLines(from: file) }
 /// ```
 @inlinable
-public func autoreleasepool<R, E: Error>(invoking body: () throws(E) -> R) throws(E) -> R {
+public func withAutoreleasePool<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
     try AutoreleasePool.withPool(body)
 }
-#endif

@@ -30,8 +30,9 @@ extension AutoreleasePool {
         case off = 0
         /// Keep `Statistics.highWaterMark` up to date, print nothing.
         case track = 1
-        /// Track and print objc4's `POOL HIGHWATER:` lines to standard error.
-        case print = 2
+        /// Track and report each new mark with objc4's `POOL HIGHWATER:` text, as a
+        /// `pool.high-water` diagnostic (standard error by default).
+        case report = 2
     }
 
     /// Per-thread pool settings. New threads start from `AutoreleasePool.defaultConfiguration`.

@@ -11,6 +11,10 @@ enum Entry {
 
     @inlinable static func pointer(_ entry: UInt) -> UInt { entry & pointerMask }
     @inlinable static func count(_ entry: UInt) -> UInt { entry >> 48 }
+    /// The object of an entry that is not a boundary, unretained.
+    @inlinable static func object(_ entry: UInt) -> Unmanaged<AnyObject> {
+        Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: pointer(entry)).unsafelyUnwrapped)
+    }
 
     /// For a slot holding `found` and a new `entry` (an object, count 0): the slot can absorb
     /// the entry exactly when the result is below `maxCount`. The xor is the coalesced count in

@@ -4,7 +4,7 @@ extension AutoreleasePool {
     ///
     /// ```swift
     /// let before = AutoreleasePool.statistics
-    /// autoreleasepool { for _ in 0..<1000 { AutoreleasePool.autorelease(Node()) } }
+    /// withAutoreleasePool { for _ in 0..<1000 { AutoreleasePool.autorelease(Node()) } }
     /// print(AutoreleasePool.statistics.peakEntries - before.peakEntries)
     /// ```
     public struct Statistics: Sendable, Equatable, CustomStringConvertible {
@@ -64,7 +64,7 @@ extension AutoreleasePool {
     /// ```
     public static var processStatistics: Statistics {
         let pages = ProcessTotals.pages.load(ordering: .relaxed)
-        let sums = ThreadRegistry.shared.sums()
+        let sums = ThreadRegistry.sums()
         return Statistics(
             pendingEntries: sums.entries,
             pendingReleases: 0,
@@ -86,7 +86,7 @@ extension AutoreleasePool {
 
     /// Starts new process-wide peaks at the current totals.
     public static func resetProcessPeaks() {
-        ThreadRegistry.shared.resetPeaks()
+        ThreadRegistry.resetPeaks()
         ProcessTotals.peakBytes.store(ProcessTotals.pages.load(ordering: .relaxed) * 4096, ordering: .relaxed)
     }
 }

@@ -22,7 +22,10 @@ let hotPageKey: pthread_key_t = makeKey { value in
 func makeKey(destructor: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void) -> pthread_key_t {
     var key = pthread_key_t()
     let status = pthread_key_create(&key, destructor)
-    precondition(status == 0, "autorelease pool: pthread_key_create failed with error \(status)")
+    if status != 0 {
+        PoolDiagnostics.fatalSystemCallFailure("pthread_key_create", status: status,
+                                               consequence: "the pool cannot drain threads at exit")
+    }
     return key
 }
 
@@ -49,7 +52,11 @@ enum ThreadPool {
     /// runs exactly when the thread has something to drain. Slow paths only.
     static func storeWord(_ word: UInt) {
         rlk_pool_store_word(word)
-        _ = pthread_setspecific(hotPageKey, UnsafeRawPointer(bitPattern: word))
+        let status = pthread_setspecific(hotPageKey, UnsafeRawPointer(bitPattern: word))
+        if status != 0 {
+            PoolDiagnostics.systemCallFailed("pthread_setspecific", status: status,
+                                             consequence: "this thread's pools may not be drained when it exits; call AutoreleasePool.drainThread() before it does")
+        }
     }
 
     /// The thread's flags, taking the process defaults for a thread that never set them.
@@ -66,6 +73,13 @@ enum ThreadPool {
     }
 
     static func hotPage(_ word: UInt) -> PoolPage? { PoolPage(address: ThreadWord.page(word)) }
+
+    /// `page` if it passes its check; otherwise reports the corruption and traps (pop paths).
+    @inline(__always)
+    static func verified(_ page: PoolPage) -> PoolPage {
+        guard page.passesCheck else { PoolDiagnostics.corruptPage(page) }
+        return page
+    }
 
     // MARK: Adding (objc4 autoreleaseFast / add)
 
@@ -145,10 +159,7 @@ enum ThreadPool {
             let found = page.entry(at: slot)
             if found == Entry.boundary { return 0 }
             if Entry.coalescingKey(found, entry) < Entry.maxCount {
-                if offset > 0 {
-                    UnsafeMutableRawPointer(bitPattern: slot).unsafelyUnwrapped.copyMemory(
-                        from: UnsafeRawPointer(bitPattern: slot &+ 8).unsafelyUnwrapped, byteCount: Int(offset) * 8)
-                }
+                page.shiftDown(onto: slot, count: Int(offset))
                 page.setEntry(found &+ Entry.countUnit, at: top)
                 return top
             }
@@ -175,7 +186,7 @@ enum ThreadPool {
             // One pool was pushed as a placeholder: it needs its boundary now.
             pushExtraBoundary = true
         } else if entry != Entry.boundary && flags & ThreadWord.missingPoolMask != 0 {
-            Diagnostics.missingPool(entry: entry, fatal: flags & ThreadWord.missingPoolMask == 2 << ThreadWord.missingPoolShift)
+            PoolDiagnostics.missingPool(entry: entry, fatal: flags & ThreadWord.missingPoolMask == 2 << ThreadWord.missingPoolShift)
             return 0
         } else if entry == Entry.boundary {
             // The first push allocates nothing.
@@ -200,6 +211,10 @@ enum ThreadPool {
 
     /// Why a token cannot be popped, or nil if it can (then `page`/`stop` are set). Inlined
     /// into `pop`: a call with this tuple result cost about 20 instructions per pop.
+    ///
+    /// The token is never dereferenced before its page has been found in the thread's own chain,
+    /// and every page of the chain is checked (`PoolPage.passesCheck`) before its header is
+    /// followed: a forged token is unknown, an overwritten page is reported as corrupted.
     @inline(__always)
     static func locate(address: UInt, thread: UInt, word: UInt) -> (page: PoolPage?, stop: UInt, problem: AutoreleasePoolError?) {
         let me = currentThreadID()
@@ -211,12 +226,24 @@ enum ThreadPool {
                 if word & ThreadWord.placeholderBit != 0 { return (nil, 0, nil) }
                 return (nil, 0, .staleToken(token: address, thread: me))
             }
-            let cold = hot.coldest
-            return (cold, cold.begin, nil)
+            do {
+                let cold = try hot.checkedColdest()
+                return (cold, cold.begin, nil)
+            } catch {
+                return (nil, 0, .corruptedPage(page: error.address, token: address, thread: me))
+            }
         }
+        // A plain loop rather than `checked()`: the typed-throw plumbing cost ~10 instructions
+        // per pop here.
         var candidate = hotPage(word)
         let pageAddress = address & PageLayout.pageMask
-        while let page = candidate, page.address != pageAddress { candidate = page.parent }
+        while let page = candidate {
+            guard page.passesCheck else {
+                return (nil, 0, .corruptedPage(page: page.address, token: address, thread: me))
+            }
+            if page.address == pageAddress { break }
+            candidate = page.parent
+        }
         guard let page = candidate else {
             return (nil, 0, .unknownToken(token: address, thread: me))
         }
@@ -243,7 +270,7 @@ enum ThreadPool {
         }
         let flags = flags(of: word)
         if flags & ThreadWord.highWaterMask != 0, let hot = hotPage(word) {
-            HighWater.update(hot: hot, print: flags & ThreadWord.highWaterMask == 2 << ThreadWord.highWaterShift)
+            HighWater.update(hot: hot, report: flags & ThreadWord.highWaterMask == 2 << ThreadWord.highWaterShift)
         }
         let state = ThreadState.current
         state.samplePeakEntries(word)
@@ -258,7 +285,7 @@ enum ThreadPool {
         }
         if page.isLessThanHalfFull {
             if let child = page.child { state.pagesChanged(by: -child.killWithChildren()) }
-        } else if let grandchild = page.child?.child {
+        } else if let child = page.child, let grandchild = verified(child).child {
             // Hysteresis: keep one empty child when the page is at least half full.
             state.pagesChanged(by: -grandchild.killWithChildren())
         }
@@ -273,13 +300,16 @@ enum ThreadPool {
         var word = currentWord
         while page.next != stop {
             guard var hot = hotPage(word) else {
-                fatalError("autorelease pool: the hot page vanished while popping \(hex(stop)) (a deinit popped an outer pool?)")
+                PoolDiagnostics.fatal("pool.pop-interrupted",
+                                      "the hot page vanished while popping \(hex(stop)) (a deinit popped an outer pool or drained the thread?)",
+                                      item: hex(stop))
             }
             while hot.isEmpty {
                 guard let parent = hot.parent else {
-                    fatalError("autorelease pool: ran past the cold page while popping \(hex(stop))")
+                    PoolDiagnostics.fatal("pool.pop-interrupted", "ran past the cold page while popping \(hex(stop))",
+                                          item: hex(stop))
                 }
-                hot = parent
+                hot = verified(parent)
                 word = hot.address | ThreadWord.flags(word)
                 storeWord(word)
             }
@@ -288,7 +318,7 @@ enum ThreadPool {
             let entry = hot.entry(at: slot)
             hot.setEntry(PageLayout.scribble, at: slot)
             if entry != Entry.boundary {
-                let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: Entry.pointer(entry)).unsafelyUnwrapped)
+                let object = Entry.object(entry)
                 var releases = Entry.count(entry)
                 while true {
                     object.release()
@@ -328,7 +358,8 @@ enum ThreadPool {
         }
         let state = ThreadState.current
         state.samplePeakEntries()
-        let cold = hot.coldest
+        let cold: PoolPage
+        do { cold = try hot.checkedColdest() } catch { PoolDiagnostics.corruptPage(error.page) }
         if !cold.isEmpty { releaseUntil(page: cold, stop: cold.begin, state: state, word: word) }
         state.pagesChanged(by: -cold.killWithChildren())
         storeWord(flags(of: loadWord()))
@@ -345,31 +376,24 @@ enum ThreadPool {
         return Int(hot.depth) * PageLayout.slotCount + hot.usedSlots
     }
 
-    /// Releases pop would perform now: objects and cleanups, counting coalesced counts.
+    /// Releases pop would perform now: objects and cleanups, counting coalesced counts. A
+    /// corrupted page is reported and ends the count.
     static func pendingReleases(_ word: UInt) -> Int {
         var total = 0
-        var page = hotPage(word)
-        while let current = page {
-            var slot = current.begin
-            while slot < current.next {
-                let entry = current.entry(at: slot)
-                if entry != Entry.boundary { total += Int(Entry.count(entry)) + 1 }
-                slot &+= 8
+        do {
+            var page = try hotPage(word)?.checked()
+            while let current = page {
+                var slot = current.begin
+                while slot < current.next {
+                    let entry = current.entry(at: slot)
+                    if entry != Entry.boundary { total += Int(Entry.count(entry)) + 1 }
+                    slot &+= 8
+                }
+                page = try current.checkedParent()
             }
-            page = current.parent
+        } catch {
+            PoolDiagnostics.reportCorruptPage(error.page)
         }
         return total
-    }
-
-    /// Pages owned by the thread, including a cached empty child.
-    static func pageCount(_ word: UInt) -> Int {
-        guard let hot = hotPage(word) else { return 0 }
-        var count = 0
-        var page: PoolPage? = hot.coldest
-        while let current = page {
-            count += 1
-            page = current.child
-        }
-        return count
     }
 }

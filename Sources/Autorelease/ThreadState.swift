@@ -22,7 +22,7 @@ let threadStateKey: pthread_key_t = {
     return makeKey { value in
         guard let value else { return }
         rlk_pool_store_state(nil)
-        ThreadRegistry.shared.retire(value.assumingMemoryBound(to: ThreadStateData.self))
+        ThreadRegistry.retire(value.assumingMemoryBound(to: ThreadStateData.self))
     }
 }()
 
@@ -58,8 +58,12 @@ struct ThreadState {
     static func makeCurrent() -> ThreadState {
         let data = UnsafeMutablePointer<ThreadStateData>.allocate(capacity: 1)
         data.initialize(to: ThreadStateData())
-        ThreadRegistry.shared.add(data)
-        _ = pthread_setspecific(threadStateKey, data)
+        ThreadRegistry.add(data)
+        let status = pthread_setspecific(threadStateKey, data)
+        if status != 0 {
+            PoolDiagnostics.systemCallFailed("pthread_setspecific", status: status,
+                                             consequence: "this thread's statistics stay counted in processStatistics after it exits")
+        }
         rlk_pool_store_state(data)
         return ThreadState(data: data)
     }
@@ -106,20 +110,19 @@ struct ThreadState {
     }
 }
 
-/// Every live thread's state, for summing. Guarded by a pthread mutex; a state is freed only
-/// under the lock, after leaving the set, so readers never see freed memory.
-final class ThreadRegistry: @unchecked Sendable {
-    static let shared = ThreadRegistry()
-    private let lock = PThreadMutex()
-    private var states: Set<UInt> = []   // addresses of ThreadStateData; guarded by `lock`
+/// Every live thread's state, for summing. A state is freed only under the lock, after
+/// leaving the set, so readers never see freed memory.
+enum ThreadRegistry {
+    /// Addresses of the live threads' `ThreadStateData`.
+    private static let states = Locked<Set<UInt>>([])
 
-    func add(_ data: UnsafeMutablePointer<ThreadStateData>) {
-        lock.withLock { _ = states.insert(UInt(bitPattern: data)) }
+    static func add(_ data: UnsafeMutablePointer<ThreadStateData>) {
+        states.withLock { _ = $0.insert(UInt(bitPattern: data)) }
     }
 
     /// At thread exit: the thread's peak moves to the retired total and its state is freed.
-    func retire(_ data: UnsafeMutablePointer<ThreadStateData>) {
-        lock.withLock {
+    static func retire(_ data: UnsafeMutablePointer<ThreadStateData>) {
+        states.withLock { states in
             states.remove(UInt(bitPattern: data))
             if data.pointee.publishedEpoch.load(ordering: .relaxed) == ProcessTotals.epoch.load(ordering: .relaxed) {
                 ProcessTotals.retiredPeakEntries.add(data.pointee.processPeakEntries.load(ordering: .relaxed), ordering: .relaxed)
@@ -130,8 +133,8 @@ final class ThreadRegistry: @unchecked Sendable {
     }
 
     /// (pending entries, summed peaks) over live threads plus the peaks of exited ones.
-    func sums() -> (entries: Int, peakEntries: Int) {
-        lock.withLock {
+    static func sums() -> (entries: Int, peakEntries: Int) {
+        states.withLock { states in
             let epoch = ProcessTotals.epoch.load(ordering: .relaxed)
             var entries = 0
             var peaks = ProcessTotals.retiredPeakEntries.load(ordering: .relaxed)
@@ -146,8 +149,8 @@ final class ThreadRegistry: @unchecked Sendable {
         }
     }
 
-    func resetPeaks() {
-        lock.withLock {
+    static func resetPeaks() {
+        states.withLock { _ in
             _ = ProcessTotals.epoch.add(1, ordering: .relaxed)
             ProcessTotals.retiredPeakEntries.store(0, ordering: .relaxed)
         }

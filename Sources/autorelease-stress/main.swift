@@ -64,7 +64,7 @@ func workout(seed: UInt64) {
             default: stack.push()
             }
         }
-        autoreleasepool {
+        withAutoreleasePool {
             for _ in 0..<next(600) { AutoreleasePool.autorelease(consuming: Payload(size: 4)) }
         }
         switch round % 4 {
@@ -98,7 +98,10 @@ nonisolated func spawnWorkout(seed: UInt64) -> pthread_t {
 // metadata those instantiate with interior pointers, which valgrind reports as "possibly lost".
 let threads = UnsafeMutablePointer<pthread_t>.allocate(capacity: 4)
 for index in 0..<4 { threads[index] = spawnWorkout(seed: UInt64(index) &+ 0x5EED) }
-for index in 0..<4 { pthread_join(threads[index], nil) }
+for index in 0..<4 {
+    let status = pthread_join(threads[index], nil)
+    precondition(status == 0, "pthread_join failed: \(status)")
+}
 threads.deallocate()
 
 /// The main thread too, popping everything itself (its cold page stays until exit, as in objc4).

@@ -110,11 +110,11 @@ struct AutoreleasePoolAPITests {
         #expect(words == [0xA3A3_A3A3_A3A3_A3A3, 0xA3A3_A3A3_A3A3_A3A3])
     }
 
-    @Test("autoreleasepool(invoking:) returns the body's value and pops before returning")
+    @Test("withAutoreleasePool returns the body's value and pops before returning")
     func scopedPoolReturns() {
         let log = Log()
         let (value, afterScope) = onFreshThread { () -> (Int, [Int]) in
-            let value = autoreleasepool {
+            let value = withAutoreleasePool {
                 AutoreleasePool.autorelease(consuming: Tracked(1, log))
                 return 42
             }
@@ -124,7 +124,7 @@ struct AutoreleasePoolAPITests {
         #expect(afterScope == [1])
     }
 
-    @Test("autoreleasepool(invoking:) rethrows the typed error after popping")
+    @Test("withAutoreleasePool rethrows the typed error after popping")
     func scopedPoolRethrows() {
         let log = Log()
         let outcome = onFreshThread { () -> (Failure?, [Int], Int) in
@@ -132,7 +132,7 @@ struct AutoreleasePoolAPITests {
             AutoreleasePool.autorelease(consuming: Tracked(0, log))
             var caught: Failure?
             do throws(Failure) {
-                _ = try autoreleasepool { () throws(Failure) -> Int in
+                _ = try withAutoreleasePool { () throws(Failure) -> Int in
                     AutoreleasePool.autorelease(consuming: Tracked(1, log))
                     throw Failure(code: 7)
                 }

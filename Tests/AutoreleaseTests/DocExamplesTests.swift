@@ -11,10 +11,10 @@ import Autorelease
 struct ServiceError: Error, Equatable { let path: String }
 
 final class BufferPool {
-    private(set) var free: [UnsafeMutableRawBufferPointer] = []
+    private(set) var spare: [UnsafeMutableRawBufferPointer] = []
     func borrow() -> UnsafeMutableRawBufferPointer {
-        let buffer = free.popLast() ?? .allocate(byteCount: 64 * 1024, alignment: 16)
-        AutoreleasePool.deferCleanup(label: "return buffer") { self.free.append(buffer) }
+        let buffer = spare.popLast() ?? .allocate(byteCount: 64 * 1024, alignment: 16)
+        AutoreleasePool.deferCleanup(label: "return buffer") { self.spare.append(buffer) }
         return buffer
     }
 }
@@ -22,7 +22,7 @@ final class BufferPool {
 /// Reads the first bytes of a file. The buffer goes back, then the descriptor is closed, when
 /// the request's pool pops (LIFO), also when reading throws.
 func firstBytes(of path: String, buffers: BufferPool) throws(ServiceError) -> [UInt8] {
-    try autoreleasepool { () throws(ServiceError) -> [UInt8] in
+    try withAutoreleasePool { () throws(ServiceError) -> [UInt8] in
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw ServiceError(path: path) }
         AutoreleasePool.deferCleanup(label: "close \(path)") { close(fd) }
@@ -47,16 +47,16 @@ struct AutoreleasePoolDocExamplesTests {
         close(writer)
 
         let buffers = BufferPool()
-        let (bytes, freeAfter, missing) = onFreshThread { () -> ([UInt8]?, Int, ServiceError?) in
+        let (bytes, spareAfter, missing) = onFreshThread { () -> ([UInt8]?, Int, ServiceError?) in
             let bytes = try? firstBytes(of: path, buffers: buffers)
-            let freeAfter = buffers.free.count
+            let spareAfter = buffers.spare.count
             var missing: ServiceError?
             do throws(ServiceError) { _ = try firstBytes(of: path + ".absent", buffers: buffers) } catch { missing = error }
-            return (bytes, freeAfter, missing)
+            return (bytes, spareAfter, missing)
         }
         #expect(bytes == content)
-        #expect(freeAfter == 1)              // the buffer came back when the request's pool popped
+        #expect(spareAfter == 1)              // the buffer came back when the request's pool popped
         #expect(missing == ServiceError(path: path + ".absent"))
-        for buffer in buffers.free { buffer.deallocate() }
+        for buffer in buffers.spare { buffer.deallocate() }
     }
 }

@@ -395,7 +395,7 @@ struct AutoreleasePoolReferenceOutput {
             final class Object {}
             var thread = pthread_t()
             pthread_create(&thread, nil, { _ in
-                AutoreleasePool.configuration.highWater = .print
+                AutoreleasePool.configuration.highWater = .report
                 for count in [300, 500, 600] {
                     let token = AutoreleasePool.push()
                     for _ in 0..<count { AutoreleasePool.autorelease(consuming: Object()) }

@@ -109,7 +109,7 @@ enum AutoreleaseSawtoothScenario {
             let timer = try! LoopTimer(after: 0.016, clock: clock, interval: 0.016, label: "frameTimer") { timer in
                 for _ in 0..<n {
                     if perItemPool {
-                        autoreleasepool { _ = AutoreleasePool.autorelease(Payload()) }
+                        withAutoreleasePool { _ = AutoreleasePool.autorelease(Payload()) }
                     } else {
                         AutoreleasePool.autorelease(Payload())
                     }
