@@ -1,11 +1,11 @@
 /// The per-thread commit machinery: the transaction stack, the dirty-layer queue and the commit
-/// itself. `CommitPipeline.current` is this thread's pipeline; `Transaction` and `Layer` use it.
+/// itself. `CommitPipeline.current` is this thread's pipeline; `LayerTransaction` and `Layer` use it.
 ///
 /// A commit runs, in this order (nothing else interleaves):
 /// 1. before-commit hooks (marks made here belong to this commit);
 /// 2. layout rounds: dirty layers shallowest first; a layer dirtied during layout is laid out in
-///    the same commit (next round); after `maxLayoutRounds` rounds it stops, reports
-///    `TransactionDiagnostic.layoutLoop` naming the layers, and leaves them for the next commit;
+///    the same commit (next round); after `maxLayoutRounds` rounds it stops, reports the
+///    diagnostic `commit.layout-loop` naming the layers, and leaves them for the next commit;
 /// 3. display of dirty layers in tree order (pre-order: parents before children, siblings back to
 ///    front); marks made from here on go to the **next** commit and call `wakeUpHandler`;
 /// 4. prepare: the immutable `CommitSnapshot` is built;
@@ -64,9 +64,6 @@ public final class CommitPipeline {
     /// or later, or layout left over by the round cap), so a host loop about to sleep turns once
     /// more. The umbrella sets it to the loop's `wakeUp()`.
     public var wakeUpHandler: (() -> Void)?
-    /// Receives diagnostics (layout loops, thread exit with an open transaction). Default: the
-    /// value of `CommitPipeline.defaultDiagnosticsHandler` when the pipeline was created.
-    public var diagnosticsHandler: TransactionDiagnosticsHandler
     /// Receives each commit's snapshot. Default: a `FrameLog` (also reachable as `frameLog`).
     @exclusivity(unchecked) public var sink: any CommitSink
     /// Runs completion blocks that wait for animations. Default: a `ClockCompletionScheduler` on
@@ -130,18 +127,17 @@ public final class CommitPipeline {
     ///
     /// ```swift
     /// let pipeline = CommitPipeline(clock: ManualTransactionClock())
-    /// pipeline.asCurrent { layer.setNeedsLayout(); Transaction.flush() }
+    /// pipeline.asCurrent { layer.setNeedsLayout(); LayerTransaction.flush() }
     /// ```
     public init(clock: any TransactionClock = SystemTransactionClock.shared, maxLayoutRounds: Int = 4) {
         precondition(maxLayoutRounds >= 1, "CommitPipeline: maxLayoutRounds must be >= 1, got \(maxLayoutRounds)")
         self.clock = clock
         self.maxLayoutRounds = maxLayoutRounds
-        self.diagnosticsHandler = CommitPipeline.defaultDiagnosticsHandler
         self.sink = FrameLog()
         self.completionScheduler = ClockCompletionScheduler(clock: clock)
         self.threadName = currentThreadDescription()
-        // Membership lives in a bit per phase on the layer (`PhasedQueue.keysAreLayers`): no
-        // hashing and no closure call on the mark path.
+        // Membership lives in a bit per phase on the layer (`LayerRef.Membership`): no hashing
+        // and no closure call on the mark path.
         queue = PhasedQueue(
             phases: [
                 // Live depth: a layer may have moved between its mark and the commit.
@@ -351,7 +347,7 @@ public final class CommitPipeline {
         phase = .display
         if !layoutReport.leftover.isEmpty {
             deferred = layoutReport.leftover.map { LayerIdentity($0.layer) }
-            diagnosticsHandler(.layoutLoop(rounds: layoutReport.rounds, layers: deferred.map(\.name)))
+            reportLayoutLoop(rounds: layoutReport.rounds, layers: deferred)
             openImplicitForNextCommit()
         }
         queue.runPhase(Self.displayPhase) { _, ref in
@@ -441,9 +437,7 @@ public final class CommitPipeline {
     /// Called by the thread-exit destructor: warns about an uncommitted transaction, then drops
     /// everything the pipeline holds (layers, closures) so nothing outlives the thread.
     func threadWillExit() {
-        if !scopes.isEmpty {
-            diagnosticsHandler(.threadExitedWithUncommittedTransaction(thread: threadName, explicitDepth: explicitDepth))
-        }
+        if !scopes.isEmpty { reportThreadExitedUncommitted() }
         scopes.removeAll()
         explicitDepth = 0
         needsCommit = false
@@ -458,6 +452,5 @@ public final class CommitPipeline {
         completionScheduler = ClockCompletionScheduler(clock: clock)
         wakeUpHandler = nil
         sink = FrameLog(capacity: 1)
-        diagnosticsHandler = { _ in }
     }
 }

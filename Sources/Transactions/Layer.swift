@@ -22,7 +22,7 @@ private let treeStructureGeneration = Atomic<UInt64>(1)
 /// child.onLayout = { layer in print("layout", layer.name) }
 /// child.setNeedsLayout()
 /// child.setNeedsLayout()          // coalesced
-/// Transaction.flush()             // or wait for the run loop's commit: prints "layout child" once
+/// LayerTransaction.flush()             // or wait for the run loop's commit: prints "layout child" once
 /// ```
 public final class Layer {
     /// A label used in diagnostics and commit snapshots.

@@ -17,7 +17,7 @@ struct DocumentationExamplesTests {
             label.setNeedsLayout()
             label.setNeedsDisplay(in: LayerRect(x: 0, y: 0, width: 10, height: 20))
             label.setNeedsDisplay(in: LayerRect(x: 50, y: 0, width: 10, height: 20))
-            Transaction.flush()
+            LayerTransaction.flush()
         }
         #expect(out == ["layout label", "draw label in (0.0, 0.0, 60.0, 20.0)"])
     }
@@ -25,15 +25,15 @@ struct DocumentationExamplesTests {
     @Test func scopingExample() throws {
         let pipeline = CommitPipeline(clock: ManualTransactionClock())
         try pipeline.asCurrent {
-            Transaction.begin()
-            Transaction.animationDuration = 1
-            Transaction.begin()
-            #expect(Transaction.animationDuration == 1)
-            Transaction.animationDuration = 2
-            try Transaction.commit()
-            #expect(Transaction.animationDuration == 1)
-            try Transaction.commit()
-            #expect(Transaction.animationDuration == 0.25)
+            LayerTransaction.begin()
+            LayerTransaction.animationDuration = 1
+            LayerTransaction.begin()
+            #expect(LayerTransaction.animationDuration == 1)
+            LayerTransaction.animationDuration = 2
+            try LayerTransaction.commit()
+            #expect(LayerTransaction.animationDuration == 1)
+            try LayerTransaction.commit()
+            #expect(LayerTransaction.animationDuration == 0.25)
             #expect(pipeline.frameNumber == 1)
         }
     }
@@ -43,10 +43,10 @@ struct DocumentationExamplesTests {
         let pipeline = CommitPipeline(clock: clock)
         var out: [String] = []
         pipeline.asCurrent {
-            Transaction.begin()
-            Transaction.setCompletionBlock { reason in out.append("done: \(reason)") }
-            Transaction.addAnimation(duration: 0.5)
-            try? Transaction.commit()
+            LayerTransaction.begin()
+            LayerTransaction.setCompletionBlock { reason in out.append("done: \(reason)") }
+            LayerTransaction.addAnimation(duration: 0.5)
+            try? LayerTransaction.commit()
             #expect(out.isEmpty)
             #expect((pipeline.completionScheduler as? ClockCompletionScheduler)?.nextDeadline == clock.now + 500_000_000)
             clock.advance(seconds: 0.5)
