@@ -90,13 +90,20 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
     /// Per-phase storage; a class so the arrays are mutated in place (no copy-on-write).
     final class PhaseState {
         let phase: Phase
-        // `@exclusivity(unchecked)`: the queue is confined to one thread and never hands out
-        // overlapping accesses to these; dynamic checks cost more than the work per key.
-        @exclusivity(unchecked) var pending: [Entry] = []    // runs in this (or the next) drain
-        @exclusivity(unchecked) var deferred: [Entry] = []   // runs in the next drain
-        @exclusivity(unchecked) var batch: [Entry] = []      // the round being performed
-        // `@exclusivity(unchecked)`: as above; touched once per key enqueued or performed.
-        @exclusivity(unchecked) var members = Key.Membership()   // every key waiting in this phase
+        // Each `@exclusivity(unchecked)` of the queue ("unchecked: …") is safe because a queue is
+        // confined to one thread and never holds two accesses to one property at once; the
+        // dynamic checks would cost more than the queue's work per key.
+        /// Runs in this (or the next) drain.
+        // unchecked: appended by every enqueue, swapped per round
+        @exclusivity(unchecked) var pending: [Entry] = []
+        /// Runs in the next drain.
+        // unchecked: appended by every deferred enqueue
+        @exclusivity(unchecked) var deferred: [Entry] = []
+        /// The round being performed.
+        // unchecked: set and cleared once per round
+        @exclusivity(unchecked) var batch: [Entry] = []
+        /// Every key waiting in this phase (empty, and free, for keys with their own membership).
+        var members = Key.Membership()
         /// Rounds per drain, from `phase.reentrancy` (read once, not switched on every run).
         let maxRounds: Int
         /// `phase.order`'s rank function, unpacked: binding it out of the enum on every round
@@ -117,9 +124,12 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
     /// them alive as long as the queue) instead of retaining and releasing it on every run.
     private let unretainedStates: [Unmanaged<PhaseState>]
     /// -1: drain started, no phase yet; nil: not draining.
+    // unchecked: read by every enqueue
     @exclusivity(unchecked) private(set) var drainingPhase: Int?
+    // unchecked: counted by every enqueue and perform
     @exclusivity(unchecked) private var waitingCount = 0
     /// Entries in every phase's `deferred` array; `endDrain` has nothing to move when it is 0.
+    // unchecked: read once per drain, counted by every deferred enqueue
     @exclusivity(unchecked) private var deferredCount = 0
 
     /// Creates a queue with `phases` (at least one), run in this order.
