@@ -1,4 +1,5 @@
 import Testing
+import RunLoopDiagnostics
 import Transactions
 
 /// The examples of Docs/Transactions.md, with `print` replaced by a captured log.
@@ -53,5 +54,22 @@ struct DocumentationExamplesTests {
             pipeline.runDueCompletions()
         }
         #expect(out == ["done: animationsFinished"])
+    }
+
+    /// The Diagnostics section: a layout loop is recorded under its stable id, with the layer as
+    /// the item. (The layer name is unique to this test: recorders see every test's reports.)
+    @Test func diagnosticsExample() {
+        let pipeline = CommitPipeline(clock: ManualTransactionClock())
+        let recorder = DiagnosticsRecorder()
+        pipeline.asCurrent {
+            let layer = Layer(name: "docs-feedback")
+            layer.onLayout = { layer in layer.setNeedsLayout() }
+            layer.setNeedsLayout()
+            LayerTransaction.flush()
+        }
+        #expect(recorder.diagnostics(withID: .commitLayoutLoop, item: "docs-feedback").count == 1)
+        #expect(DiagnosticID.commitLayoutLoop.rawValue == "commit.layout-loop")
+        #expect(DiagnosticID.commitThreadExitedUncommitted.rawValue == "commit.thread-exited-uncommitted")
+        #expect(DiagnosticID.commitReentrantCommit.rawValue == "commit.reentrant-commit")
     }
 }
