@@ -18,10 +18,6 @@ private let pipelineKey: pthread_key_t = {
     return key
 }()
 
-private let defaultDiagnostics = Locked<@Sendable (TransactionDiagnostic) -> Void>({ diagnostic in
-    writeToStandardError(diagnostic.message)
-})
-
 extension CommitPipeline {
     /// This thread's pipeline, created on first use (with the system clock).
     ///
@@ -56,12 +52,6 @@ extension CommitPipeline {
             if let raw { Unmanaged<CommitPipeline>.fromOpaque(raw).release() }
         }
         return try body()
-    }
-
-    /// The diagnostics handler new pipelines start with (default: one line on standard error).
-    public static var defaultDiagnosticsHandler: @Sendable (TransactionDiagnostic) -> Void {
-        get { defaultDiagnostics.withLock { $0 } }
-        set { defaultDiagnostics.withLock { $0 = newValue } }
     }
 }
 

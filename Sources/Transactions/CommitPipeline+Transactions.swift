@@ -1,4 +1,4 @@
-/// The transaction stack operations behind `Transaction` (which forwards to
+/// The transaction stack operations behind `LayerTransaction` (which forwards to
 /// `CommitPipeline.current`).
 extension CommitPipeline {
     /// Default of `animationDuration` when no open transaction set it (Core Animation's 0.25 s).
@@ -38,11 +38,11 @@ extension CommitPipeline {
 
     /// Commits the implicit transaction now; when an explicit transaction is open, at its
     /// outermost `commit()` instead. Does nothing when nothing is open. During a running commit it
-    /// only reports `TransactionDiagnostic.reentrantCommitIgnored` (the running commit, or the
-    /// next one, carries the work).
+    /// only reports the diagnostic `commit.reentrant-commit` (the running commit, or the next
+    /// one, carries the work).
     public func flush() {
         if phase != .idle {
-            if needsCommit || !scopes.isEmpty { diagnosticsHandler(.reentrantCommitIgnored(reason: .flush)) }
+            if needsCommit || !scopes.isEmpty { reportReentrantCommit(reason: .flush) }
             return
         }
         if explicitDepth > 0 {
@@ -53,13 +53,13 @@ extension CommitPipeline {
     }
 
     /// The value for `key` from the innermost open transaction that set it; nil if none did.
-    /// `Transaction.Key.animationDuration` and `.disableActions` read their typed storage.
+    /// `LayerTransaction.Key.animationDuration` and `.disableActions` read their typed storage.
     public func value(forKey key: String) -> Any? {
         for scope in scopes.reversed() {
             switch key {
-            case Transaction.Key.animationDuration:
+            case LayerTransaction.Key.animationDuration:
                 if let value = scope.animationDuration { return value }
-            case Transaction.Key.disableActions:
+            case LayerTransaction.Key.disableActions:
                 if let value = scope.disableActions { return value }
             default:
                 if let value = scope.values?[key] { return value }
@@ -72,9 +72,9 @@ extension CommitPipeline {
     /// Setting nil removes it from that transaction only.
     public func setValue(_ value: Any?, forKey key: String) {
         switch key {
-        case Transaction.Key.animationDuration:
+        case LayerTransaction.Key.animationDuration:
             withInnermostScope { $0.animationDuration = (value as? Double).map(validDuration) }
-        case Transaction.Key.disableActions:
+        case LayerTransaction.Key.disableActions:
             withInnermostScope { $0.disableActions = value as? Bool }
         default:
             withInnermostScope { scope in

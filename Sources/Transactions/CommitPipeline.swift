@@ -1,11 +1,11 @@
 /// The per-thread commit machinery: the transaction stack, the dirty-layer queue and the commit
-/// itself. `CommitPipeline.current` is this thread's pipeline; `Transaction` and `Layer` use it.
+/// itself. `CommitPipeline.current` is this thread's pipeline; `LayerTransaction` and `Layer` use it.
 ///
 /// A commit runs, in this order (nothing else interleaves):
 /// 1. before-commit hooks (marks made here belong to this commit);
 /// 2. layout rounds: dirty layers shallowest first; a layer dirtied during layout is laid out in
-///    the same commit (next round); after `maxLayoutRounds` rounds it stops, reports
-///    `TransactionDiagnostic.layoutLoop` naming the layers, and leaves them for the next commit;
+///    the same commit (next round); after `maxLayoutRounds` rounds it stops, reports the
+///    diagnostic `commit.layout-loop` naming the layers, and leaves them for the next commit;
 /// 3. display of dirty layers in tree order (pre-order: parents before children, siblings back to
 ///    front); marks made from here on go to the **next** commit and call `wakeUpHandler`;
 /// 4. prepare: the immutable `CommitSnapshot` is built;
@@ -56,6 +56,12 @@ public final class CommitPipeline {
 
     // MARK: Configuration
 
+    // Each `@exclusivity(unchecked)` below ("unchecked: …") is safe because a pipeline is confined
+    // to its thread and never holds two accesses to one property at once (loops iterate copies,
+    // swaps pair distinct properties); the comment says how often it is touched. The dynamic
+    // checks are ~35 instructions each: restoring them on the once-per-commit scalars alone adds
+    // ~250 instructions to a ~1,900-instruction commit of one layer.
+
     /// Time source for `flushIfTooLate` and the default completion scheduler.
     public let clock: any TransactionClock
     /// Rounds of layout per commit before giving up (default 4, as GTK's frame clock).
@@ -64,10 +70,8 @@ public final class CommitPipeline {
     /// or later, or layout left over by the round cap), so a host loop about to sleep turns once
     /// more. The umbrella sets it to the loop's `wakeUp()`.
     public var wakeUpHandler: (() -> Void)?
-    /// Receives diagnostics (layout loops, thread exit with an open transaction). Default: the
-    /// value of `CommitPipeline.defaultDiagnosticsHandler` when the pipeline was created.
-    public var diagnosticsHandler: TransactionDiagnosticsHandler
     /// Receives each commit's snapshot. Default: a `FrameLog` (also reachable as `frameLog`).
+    // unchecked: read once per commit (deliver)
     @exclusivity(unchecked) public var sink: any CommitSink
     /// Runs completion blocks that wait for animations. Default: a `ClockCompletionScheduler` on
     /// `clock`, pumped by `runDueCompletions()`.
@@ -79,50 +83,65 @@ public final class CommitPipeline {
     /// and lowers it after that run's Exit commit. Post-commit callbacks remember the level they
     /// were registered at and run only at a commit whose level is not deeper (see
     /// `addPostCommitCallback(runLevel:_:)`).
+    // unchecked: read by each commit with post-commit callbacks
     @exclusivity(unchecked) public var runLevel: Int = 0
 
     // MARK: State
 
     /// True when a commit would do something: an implicit transaction is open (a mark was made,
     /// or work was left for the next commit). Cheap: one stored Bool.
+    // unchecked: the idle check: one load per loop turn
     @exclusivity(unchecked) public private(set) var needsCommit = false
     /// The current commit step (`.idle` outside a commit).
+    // unchecked: read by every mark and callout record
     @exclusivity(unchecked) public private(set) var phase: Phase = .idle
     /// Number of commits so far (the last snapshot's `frameNumber`).
+    // unchecked: bumped once per commit
     @exclusivity(unchecked) public private(set) var frameNumber: UInt64 = 0
     /// When the work now waiting for a commit started waiting, on `clock`: the time of the mark
     /// (or other transaction use) that opened the implicit transaction; for work queued during a
     /// commit (marks in display or later, layout left over by the cap) the time that commit
     /// finished. nil when nothing waits. `flushIfTooLate()` compares against it.
+    // unchecked: read by every mark and commit
     @exclusivity(unchecked) public private(set) var pendingSince: UInt64?
     /// When the last commit finished, on `clock`.
+    // unchecked: written once per commit
     @exclusivity(unchecked) public private(set) var lastCommitTime: UInt64?
     /// The thread this pipeline belongs to (for messages).
     public let threadName: String
 
     let queue: PhasedQueue<LayerRef>
-    // `@exclusivity(unchecked)` on the state a commit touches: the pipeline is confined to its
-    // thread and none of these is ever held in an overlapping access (loops iterate copies, swaps
-    // pair distinct properties); the dynamic checks were ~6% of a commit.
+    // unchecked: read by every mark
     @exclusivity(unchecked) var scopes: [TransactionScope] = []
+    // unchecked: read by every commit check
     @exclusivity(unchecked) var explicitDepth = 0
+    // unchecked: cleared once per commit
     @exclusivity(unchecked) var flushRequested = false
+    // unchecked: swapped once per commit
     @exclusivity(unchecked) var pendingCompletions: [PendingCompletion] = []
+    // unchecked: swapped once per commit
     @exclusivity(unchecked) private var completionScratch: [PendingCompletion] = []
+    // unchecked: read once per commit
     @exclusivity(unchecked) private var beforeHooks: [(token: HookToken, hook: () -> Void)] = []
+    // unchecked: read once per commit
     @exclusivity(unchecked) private var afterHooks: [(token: HookToken, hook: (CommitSnapshot) -> Void)] = []
+    // unchecked: read once per commit
     @exclusivity(unchecked) private var postCommitCallbacks: [(level: Int, callback: () -> Void)] = []
     private var nextHookID: UInt64 = 0
-    // Unchecked exclusivity on the per-layer hot paths: the pipeline is confined to its thread and
-    // these are only appended to or swapped, never accessed overlappingly.
+    // unchecked: appended per layer laid out
     @exclusivity(unchecked) private var laidOutRecord: [LayerIdentity] = []
+    // unchecked: appended per layer displayed
     @exclusivity(unchecked) private var displayedRecord: [DisplayedLayer] = []
     /// Emptied record buffers of the last commit, reused by the next one.
+    // unchecked: swapped once per commit
     @exclusivity(unchecked) private var spareLaidOutRecord: [LayerIdentity] = []
+    // unchecked: swapped once per commit
     @exclusivity(unchecked) private var spareDisplayedRecord: [DisplayedLayer] = []
     /// One strong reference per queued layer (queue keys are unretained `LayerRef`s). A layer is
     /// added when it enters its first phase and dropped after a commit once it has left them all.
+    // unchecked: appended per first mark of a layer
     @exclusivity(unchecked) private var queuedLayers: [Layer] = []
+    // unchecked: reset once per commit
     @exclusivity(unchecked) private var wokeDuringThisCommit = false
 
     /// Creates a pipeline (normally you use `CommitPipeline.current`; a separate one is useful in
@@ -130,18 +149,17 @@ public final class CommitPipeline {
     ///
     /// ```swift
     /// let pipeline = CommitPipeline(clock: ManualTransactionClock())
-    /// pipeline.asCurrent { layer.setNeedsLayout(); Transaction.flush() }
+    /// pipeline.asCurrent { layer.setNeedsLayout(); LayerTransaction.flush() }
     /// ```
     public init(clock: any TransactionClock = SystemTransactionClock.shared, maxLayoutRounds: Int = 4) {
         precondition(maxLayoutRounds >= 1, "CommitPipeline: maxLayoutRounds must be >= 1, got \(maxLayoutRounds)")
         self.clock = clock
         self.maxLayoutRounds = maxLayoutRounds
-        self.diagnosticsHandler = CommitPipeline.defaultDiagnosticsHandler
         self.sink = FrameLog()
         self.completionScheduler = ClockCompletionScheduler(clock: clock)
         self.threadName = currentThreadDescription()
-        // Membership lives in a bit per phase on the layer (`PhasedQueue.keysAreLayers`): no
-        // hashing and no closure call on the mark path.
+        // Membership lives in a bit per phase on the layer (`LayerRef.Membership`): no hashing
+        // and no closure call on the mark path.
         queue = PhasedQueue(
             phases: [
                 // Live depth: a layer may have moved between its mark and the commit.
@@ -351,7 +369,7 @@ public final class CommitPipeline {
         phase = .display
         if !layoutReport.leftover.isEmpty {
             deferred = layoutReport.leftover.map { LayerIdentity($0.layer) }
-            diagnosticsHandler(.layoutLoop(rounds: layoutReport.rounds, layers: deferred.map(\.name)))
+            reportLayoutLoop(rounds: layoutReport.rounds, layers: deferred)
             openImplicitForNextCommit()
         }
         queue.runPhase(Self.displayPhase) { _, ref in
@@ -441,9 +459,7 @@ public final class CommitPipeline {
     /// Called by the thread-exit destructor: warns about an uncommitted transaction, then drops
     /// everything the pipeline holds (layers, closures) so nothing outlives the thread.
     func threadWillExit() {
-        if !scopes.isEmpty {
-            diagnosticsHandler(.threadExitedWithUncommittedTransaction(thread: threadName, explicitDepth: explicitDepth))
-        }
+        if !scopes.isEmpty { reportThreadExitedUncommitted() }
         scopes.removeAll()
         explicitDepth = 0
         needsCommit = false
@@ -458,6 +474,5 @@ public final class CommitPipeline {
         completionScheduler = ClockCompletionScheduler(clock: clock)
         wakeUpHandler = nil
         sink = FrameLog(capacity: 1)
-        diagnosticsHandler = { _ in }
     }
 }

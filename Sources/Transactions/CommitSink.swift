@@ -4,9 +4,9 @@ public enum CommitReason: Sendable, Equatable, CustomStringConvertible {
     case beforeWaiting
     /// A (possibly nested) run of the loop is returning (`kCFRunLoopExit`).
     case exit
-    /// The outermost explicit `Transaction.commit()`.
+    /// The outermost explicit `LayerTransaction.commit()`.
     case explicitCommit
-    /// `Transaction.flush()` / `CommitPipeline.flush()`.
+    /// `LayerTransaction.flush()` / `CommitPipeline.flush()`.
     case flush
     /// `flushIfTooLate()`: pending work waited longer than the budget.
     case tooLate

@@ -2,7 +2,7 @@
 /// and the block is told which one.
 ///
 /// ```swift
-/// Transaction.setCompletionBlock { reason in
+/// LayerTransaction.setCompletionBlock { reason in
 ///     if reason == .replaced { return }
 ///     print("done:", reason)
 /// }

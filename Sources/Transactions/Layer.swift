@@ -22,7 +22,7 @@ private let treeStructureGeneration = Atomic<UInt64>(1)
 /// child.onLayout = { layer in print("layout", layer.name) }
 /// child.setNeedsLayout()
 /// child.setNeedsLayout()          // coalesced
-/// Transaction.flush()             // or wait for the run loop's commit: prints "layout child" once
+/// LayerTransaction.flush()             // or wait for the run loop's commit: prints "layout child" once
 /// ```
 public final class Layer {
     /// A label used in diagnostics and commit snapshots.
@@ -32,12 +32,16 @@ public final class Layer {
 
     /// Weak, like `CALayer.delegate`.
     public weak var delegate: LayerDelegate?
+    // Each `@exclusivity(unchecked)` of a layer ("unchecked: …") is safe because a layer is
+    // confined to one thread and its properties are only read or replaced whole, never held in
+    // an overlapping access; the commit touches them once per layer, where a dynamic check costs
+    // as much as the rest of the work.
+
     /// Layout work; when set, used instead of `delegate.layout(_:)`.
-    // `@exclusivity(unchecked)` here and on `onDisplay`/`depth`: the layer is confined to one
-    // thread and these are only read or replaced whole, never held in an overlapping access; the
-    // commit reads them once per layer, where a dynamic check costs as much as the rest.
+    // unchecked: read once per layout
     @exclusivity(unchecked) public var onLayout: ((Layer) -> Void)?
     /// Display work; when set, used instead of `delegate.display(_:dirtyRect:)`.
+    // unchecked: read once per display
     @exclusivity(unchecked) public var onDisplay: ((Layer, LayerRect) -> Void)?
 
     /// The layer's own coordinate space; `setNeedsDisplay()` invalidates all of it.
@@ -51,23 +55,29 @@ public final class Layer {
     /// The children, back to front.
     public private(set) var sublayers: [Layer] = []
     /// 0 for a root; parent's depth + 1 otherwise.
+    // unchecked: read per layer by every layout round's sort
     @exclusivity(unchecked) public private(set) var depth: Int = 0
     /// Position in `superlayer.sublayers` (tree order).
     private(set) var indexInSuperlayer: Int = 0
     /// Tree-order rank (root serial, pre-order index), valid while `rankGeneration` equals the
     /// current structure generation.
+    // unchecked: read per layer by the display sort
     @exclusivity(unchecked) private var cachedTreeOrderRank: Int = 0
     /// The structure generation `cachedTreeOrderRank` was computed at (0 = never).
+    // unchecked: read per layer by the display sort
     @exclusivity(unchecked) private var rankGeneration: UInt64 = 0
-    /// Bits (1 << phase) of the pipeline queue phases this layer waits in (see `CommitPipeline`).
+    /// Bits (1 << phase) of the pipeline queue phases this layer waits in (`LayerPhaseBits`).
+    // unchecked: tested and flipped by every first mark and every callout
     @exclusivity(unchecked) var queuedPhases: UInt8 = 0
 
     /// True from `setNeedsLayout()` until this layer's layout runs.
+    // unchecked: read by every mark and layout
     @exclusivity(unchecked) public internal(set) var needsLayout = false
     /// True from `setNeedsDisplay()` until this layer's display runs.
     public var needsDisplay: Bool { pendingDirtyRect != nil }
     /// The union of everything invalidated since the last display; nil when clean.
     public var dirtyRect: LayerRect? { pendingDirtyRect }
+    // unchecked: read by every display mark and display
     @exclusivity(unchecked) var pendingDirtyRect: LayerRect?
 
     /// - Parameters:

@@ -14,11 +14,15 @@
 ///     `.nextDrain` leaves it for the next drain. A key that is still waiting in the running round
 ///     is coalesced into it, so no key is visited twice in one round.
 ///
+/// Keys conform to `PhasedQueueKey` (an empty conformance for a `Hashable` type; `String` and
+/// `Int` already conform), which also chooses where "is this key waiting in this phase?" is
+/// recorded: hashed in the queue by default, or in the key itself (see `PhaseMembership`).
+///
 /// Not thread-safe: confine a queue to one thread (the pipeline's thread).
 ///
 /// Example (a service, not UI): recompute aggregates, then write each dirty file once.
 /// ```swift
-/// enum Work: Hashable { case aggregate(String), file(String) }
+/// enum Work: PhasedQueueKey { case aggregate(String), file(String) }
 /// let queue = PhasedQueue<Work>(phases: [.init("recompute"), .init("write out", reentrancy: .nextDrain)])
 /// queue.enqueue(.aggregate("users"), phase: 0)
 /// queue.enqueue(.aggregate("users"), phase: 0)        // coalesced
@@ -29,7 +33,7 @@
 ///     }
 /// }
 /// ```
-public final class PhasedQueue<Key: Hashable> {
+public final class PhasedQueue<Key: PhasedQueueKey> {
     /// What happens to a key enqueued into the phase that is currently running.
     public enum Reentrancy {
         /// Run it in another round of the same drain; give up after `maxRounds` rounds in total.
@@ -50,24 +54,6 @@ public final class PhasedQueue<Key: Hashable> {
         case rank((Key) -> Int)
         /// A strict weak ordering supplied by the caller (a stable sort is used).
         case custom((Key, Key) -> Bool)
-    }
-
-    /// Where "is this key waiting in this phase?" is recorded. The default hashes keys into a set
-    /// per phase; a caller whose keys can carry a flag (an object with a bit per phase) can keep it
-    /// there instead and skip hashing — the layer pipeline does.
-    public struct Membership {
-        let contains: (Key, Int) -> Bool
-        let insert: (Key, Int) -> Void
-        let remove: (Key, Int) -> Void
-
-        /// Membership kept by the caller: `contains(key, phase)`, `insert(key, phase)` (set the
-        /// flag), `remove(key, phase)` (clear it). The queue calls each exactly when the key starts
-        /// or stops waiting in that phase.
-        public static func external(contains: @escaping (Key, Int) -> Bool,
-                                    insert: @escaping (Key, Int) -> Void,
-                                    remove: @escaping (Key, Int) -> Void) -> Membership {
-            Membership(contains: contains, insert: insert, remove: remove)
-        }
     }
 
     /// One phase of the queue.
@@ -104,12 +90,20 @@ public final class PhasedQueue<Key: Hashable> {
     /// Per-phase storage; a class so the arrays are mutated in place (no copy-on-write).
     final class PhaseState {
         let phase: Phase
-        // `@exclusivity(unchecked)`: the queue is confined to one thread and never hands out
-        // overlapping accesses to these; dynamic checks cost more than the work per key.
-        @exclusivity(unchecked) var pending: [Entry] = []    // runs in this (or the next) drain
-        @exclusivity(unchecked) var deferred: [Entry] = []   // runs in the next drain
-        @exclusivity(unchecked) var batch: [Entry] = []      // the round being performed
-        var members: Set<Key> = []       // every key waiting anywhere in this phase (hashed membership)
+        // Each `@exclusivity(unchecked)` of the queue ("unchecked: …") is safe because a queue is
+        // confined to one thread and never holds two accesses to one property at once; the
+        // dynamic checks would cost more than the queue's work per key.
+        /// Runs in this (or the next) drain.
+        // unchecked: appended by every enqueue, swapped per round
+        @exclusivity(unchecked) var pending: [Entry] = []
+        /// Runs in the next drain.
+        // unchecked: appended by every deferred enqueue
+        @exclusivity(unchecked) var deferred: [Entry] = []
+        /// The round being performed.
+        // unchecked: set and cleared once per round
+        @exclusivity(unchecked) var batch: [Entry] = []
+        /// Every key waiting in this phase (empty, and free, for keys with their own membership).
+        var members = Key.Membership()
         /// Rounds per drain, from `phase.reentrancy` (read once, not switched on every run).
         let maxRounds: Int
         /// `phase.order`'s rank function, unpacked: binding it out of the enum on every round
@@ -129,31 +123,17 @@ public final class PhasedQueue<Key: Hashable> {
     /// The same states, unretained: `runPhase` borrows its state through this (`states` keeps
     /// them alive as long as the queue) instead of retaining and releasing it on every run.
     private let unretainedStates: [Unmanaged<PhaseState>]
-    // Unpacked from `Membership` into plain `let`s: reading a `let` closure of `self` borrows it,
-    // while binding an optional struct of closures copies (retains) all three on every call.
-    private let hasExternalMembership: Bool
-    private let externalContains: (Key, Int) -> Bool
-    private let externalInsert: (Key, Int) -> Void
-    private let externalRemove: (Key, Int) -> Void
-    /// The keys are the layer pipeline's `LayerRef`s, whose membership is a bit per phase in the
-    /// layer. Checked once here: the per-key paths branch on a stored Bool and, in the queue
-    /// specialised for `LayerRef`, the bit cast is free, so marking and draining a layer cost no
-    /// hash and no closure call (an existential cast or `Membership` closures would).
-    private let keysAreLayers: Bool
     /// -1: drain started, no phase yet; nil: not draining.
+    // unchecked: read by every enqueue
     @exclusivity(unchecked) private(set) var drainingPhase: Int?
+    // unchecked: counted by every enqueue and perform
     @exclusivity(unchecked) private var waitingCount = 0
     /// Entries in every phase's `deferred` array; `endDrain` has nothing to move when it is 0.
+    // unchecked: read once per drain, counted by every deferred enqueue
     @exclusivity(unchecked) private var deferredCount = 0
 
     /// Creates a queue with `phases` (at least one), run in this order.
-    /// - Parameter membership: nil (default) hashes keys; see `Membership.external`.
-    public init(phases: [Phase], membership: Membership? = nil) {
-        keysAreLayers = Key.self == LayerRef.self
-        hasExternalMembership = membership != nil
-        externalContains = membership?.contains ?? { _, _ in false }
-        externalInsert = membership?.insert ?? { _, _ in }
-        externalRemove = membership?.remove ?? { _, _ in }
+    public init(phases: [Phase]) {
         precondition(!phases.isEmpty, "PhasedQueue needs at least one phase")
         for phase in phases {
             if case let .nextRound(maxRounds) = phase.reentrancy {
@@ -183,43 +163,19 @@ public final class PhasedQueue<Key: Hashable> {
 
     @inline(__always)
     private func isMember(_ key: Key, _ state: PhaseState, _ phase: Int) -> Bool {
-        if keysAreLayers { return unsafeBitCast(key, to: LayerRef.self).hasPhaseBit(phase) }
-        if hasExternalMembership { return externalContains(key, phase) }
-        return state.members.contains(key)
+        state.members.contains(key, phase: phase)
     }
 
     /// Records `key` as waiting; false when it already was.
     @inline(__always)
     private func addMember(_ key: Key, _ state: PhaseState, _ phase: Int) -> Bool {
-        if keysAreLayers {
-            let bits = unsafeBitCast(key, to: LayerRef.self)
-            if bits.hasPhaseBit(phase) { return false }
-            bits.setPhaseBit(phase)
-            return true
-        }
-        if hasExternalMembership {
-            if externalContains(key, phase) { return false }
-            externalInsert(key, phase)
-            return true
-        }
-        return state.members.insert(key).inserted
+        state.members.insert(key, phase: phase)
     }
 
     /// Records `key` as no longer waiting; false when it was not.
     @inline(__always)
     private func removeMember(_ key: Key, _ state: PhaseState, _ phase: Int) -> Bool {
-        if keysAreLayers {
-            let bits = unsafeBitCast(key, to: LayerRef.self)
-            guard bits.hasPhaseBit(phase) else { return false }
-            bits.clearPhaseBit(phase)
-            return true
-        }
-        if hasExternalMembership {
-            guard externalContains(key, phase) else { return false }
-            externalRemove(key, phase)
-            return true
-        }
-        return state.members.remove(key) != nil
+        state.members.remove(key, phase: phase)
     }
 
     /// Queues `key` for `phase`. Returns `false` when it was coalesced with a waiting entry.
@@ -357,13 +313,12 @@ public final class PhasedQueue<Key: Hashable> {
     /// Drops every waiting key (used at thread exit so nothing stays retained).
     public func removeAll() {
         for (phase, state) in states.enumerated() {
-            if hasExternalMembership || keysAreLayers {
-                for entry in state.pending + state.deferred + state.batch { _ = removeMember(entry.key, state, phase) }
-            }
+            // Key by key: a membership kept in the keys themselves must be cleared there too.
+            for entry in state.pending + state.deferred + state.batch { _ = removeMember(entry.key, state, phase) }
             state.pending.removeAll()
             state.deferred.removeAll()
             state.batch.removeAll()
-            state.members.removeAll()
+            state.members = Key.Membership()
         }
         waitingCount = 0
         deferredCount = 0

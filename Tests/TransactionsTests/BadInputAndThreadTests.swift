@@ -1,14 +1,17 @@
 import Testing
 import PThreads
+import RunLoopDiagnostics
 @testable import Transactions
 
-@Suite("TransactionBadInputAndThreads")
+// Serialized: the thread-exit tests tell their diagnostic apart by the thread's name, and pthread
+// ids are reused once a thread was joined.
+@Suite("TransactionBadInputAndThreads", .serialized)
 struct BadInputAndThreadTests {
     @Test func commitWithoutBeginThrowsAClearError() {
         let h = Harness()
         h.run {
             do throws(TransactionError) {
-                try Transaction.commit()
+                try LayerTransaction.commit()
                 Issue.record("commit() without begin() did not throw")
             } catch {
                 #expect(error == .commitWithoutBegin(thread: h.pipeline.threadName, implicitOpen: false))
@@ -18,11 +21,11 @@ struct BadInputAndThreadTests {
             // Only the implicit transaction open: still an error, with a hint, and nothing committed.
             h.layer("v").setNeedsLayout()
             #expect(throws: TransactionError.commitWithoutBegin(thread: h.pipeline.threadName, implicitOpen: true)) {
-                try Transaction.commit()
+                try LayerTransaction.commit()
             }
-            #expect((try? Transaction.commit()) == nil)
+            #expect((try? LayerTransaction.commit()) == nil)
             let message = TransactionError.commitWithoutBegin(thread: "t", implicitOpen: true).description
-            #expect(message.contains("Transaction.flush()"))
+            #expect(message.contains("LayerTransaction.flush()"))
             #expect(h.log.entries.isEmpty)
             #expect(h.pipeline.needsCommit)
         }
@@ -40,7 +43,7 @@ struct BadInputAndThreadTests {
                 layer.onLayout = { _ in results.update { $0.append("L(bg) on its own thread") } }
                 layer.setNeedsLayout()
                 results.update { $0.append("implicit open: \(pipeline.hasImplicitTransaction)") }
-                Transaction.flush()
+                LayerTransaction.flush()
                 results.update { $0.append("frames: \(sink.frames.count), open: \(pipeline.hasImplicitTransaction)") }
             }
             // The test thread's pipeline saw nothing.
@@ -52,14 +55,15 @@ struct BadInputAndThreadTests {
     }
 
     @Test func threadExitWithOpenImplicitTransactionWarnsAndLeaksNothing() {
-        let warnings = SharedBox<[String]>([])
+        let recorder = DiagnosticsRecorder()
+        let threadName = SharedBox("")
         let counter = DeinitCounter()
         let completionCalls = SharedBox(0)
         let pipelineRef = WeakBox(), layerRef = WeakBox()
         runOnNewPThread {
             let pipeline = CommitPipeline.current
             pipelineRef.object = pipeline
-            pipeline.diagnosticsHandler = { diagnostic in warnings.update { $0.append(diagnostic.message) } }
+            threadName.value = pipeline.threadName
             let root = Layer(name: "root")
             let child = Layer(name: "child")
             root.addSublayer(child)
@@ -69,15 +73,17 @@ struct BadInputAndThreadTests {
             child.setNeedsDisplay()
             root.setNeedsLayout()
             let blockCanary = Canary(counter)
-            Transaction.setCompletionBlock { _ in _ = blockCanary; completionCalls.update { $0 += 1 } }
+            LayerTransaction.setCompletionBlock { _ in _ = blockCanary; completionCalls.update { $0 += 1 } }
             pipeline.addPostCommitCallback { _ = Canary(counter) }
             pipeline.addAfterCommitHook { [pipeline] _ in _ = pipeline }   // a cycle the exit must break
             // The thread ends here with the implicit transaction still open.
         }
-        #expect(warnings.value.count == 1)
-        let text = warnings.value.first ?? ""
-        #expect(text.hasPrefix("Transactions: warning, deleted thread with uncommitted Transaction"))
-        #expect(text.contains("thread 0x"))
+        let warnings = recorder.diagnostics(withID: .commitThreadExitedUncommitted, item: threadName.value)
+        #expect(warnings.count == 1)
+        #expect(threadName.value.hasPrefix("thread 0x"))
+        #expect(warnings.first?.severity == .warning)
+        #expect(warnings.first?.message.contains("implicit transaction open") == true)
+        #expect(warnings.first?.message.contains("LayerTransaction.flush()") == true)
         #expect(counter.value == 2)                  // both canaries released: layers and block freed
         #expect(completionCalls.value == 0)          // never committed, so never completed
         #expect(pipelineRef.object == nil)           // the thread's pipeline itself was freed
@@ -85,41 +91,39 @@ struct BadInputAndThreadTests {
     }
 
     @Test func threadExitWithNothingOpenIsSilent() {
-        let warnings = SharedBox<[String]>([])
+        let recorder = DiagnosticsRecorder()
+        let threadName = SharedBox("")
         runOnNewPThread {
-            let pipeline = CommitPipeline.current
-            pipeline.diagnosticsHandler = { diagnostic in warnings.update { $0.append(diagnostic.message) } }
+            threadName.value = CommitPipeline.current.threadName
             Layer(name: "v").setNeedsLayout()
-            Transaction.flush()
+            LayerTransaction.flush()
         }
-        #expect(warnings.value.isEmpty)
+        #expect(recorder.diagnostics(withID: .commitThreadExitedUncommitted, item: threadName.value).isEmpty)
     }
 
     @Test func threadExitWithOpenExplicitTransactionNamesIt() {
-        let warnings = SharedBox<[TransactionDiagnostic]>([])
+        let recorder = DiagnosticsRecorder()
+        let threadName = SharedBox("")
         runOnNewPThread {
-            CommitPipeline.current.diagnosticsHandler = { diagnostic in warnings.update { $0.append(diagnostic) } }
-            Transaction.begin()
-            Transaction.begin()
+            threadName.value = CommitPipeline.current.threadName
+            LayerTransaction.begin()
+            LayerTransaction.begin()
         }
-        guard case let .threadExitedWithUncommittedTransaction(_, depth)? = warnings.value.first else {
-            Issue.record("no thread-exit diagnostic: \(warnings.value)")
-            return
-        }
-        #expect(depth == 2)
-        #expect(warnings.value.first?.message.contains("2 explicit Transaction.begin() without commit") == true)
+        let warnings = recorder.diagnostics(withID: .commitThreadExitedUncommitted, item: threadName.value)
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.message.contains("2 explicit LayerTransaction.begin() not committed") == true)
     }
 
     @Test func invalidDurationsCountAsZero() {
         let h = Harness()
         h.run {
-            Transaction.animationDuration = .nan
-            #expect(Transaction.animationDuration == 0)
-            Transaction.animationDuration = -3
-            #expect(Transaction.animationDuration == 0)
-            Transaction.setCompletionBlock { h.log("A:\($0)") }
-            Transaction.addAnimation(duration: -1)
-            Transaction.flush()
+            LayerTransaction.animationDuration = .nan
+            #expect(LayerTransaction.animationDuration == 0)
+            LayerTransaction.animationDuration = -3
+            #expect(LayerTransaction.animationDuration == 0)
+            LayerTransaction.setCompletionBlock { h.log("A:\($0)") }
+            LayerTransaction.addAnimation(duration: -1)
+            LayerTransaction.flush()
             #expect(h.log.take() == ["C"])
             h.pipeline.runDueCompletions()
             #expect(h.log.take() == ["A:animationsFinished"])
@@ -134,17 +138,19 @@ struct BadInputAndThreadTests {
         let h = Harness()
         h.run {
             let v = h.layer("v", layout: { _ in
-                Transaction.flush()                      // re-entrant: ignored with a diagnostic
+                LayerTransaction.flush()                      // re-entrant: ignored with a diagnostic
                 h.log("after inner flush")
             })
             let w = h.layer("w")
             v.setNeedsLayout()
-            let d = h.layer("d", display: { _, _ in w.setNeedsLayout(); Transaction.flush() })
+            let d = h.layer("d", display: { _, _ in w.setNeedsLayout(); LayerTransaction.flush() })
             d.setNeedsDisplay()
-            Transaction.flush()
+            LayerTransaction.flush()
             #expect(h.log.take() == ["L(v)", "after inner flush", "D(d)", "C"])
-            #expect(h.diagnostics == [.reentrantCommitIgnored(reason: .flush)])
-            Transaction.flush()
+            #expect(h.diagnostics.map(\.id) == [.commitReentrantCommit])
+            #expect(h.diagnostics.first?.item == h.pipeline.threadName)
+            #expect(h.diagnostics.first?.message.contains("commit (flush)") == true)
+            LayerTransaction.flush()
             #expect(h.log.take() == ["L(w)", "C"])
         }
     }

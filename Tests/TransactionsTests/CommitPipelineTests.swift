@@ -1,4 +1,5 @@
 import Testing
+import RunLoopDiagnostics
 @testable import Transactions
 
 @Suite("CommitPipeline")
@@ -35,11 +36,11 @@ struct CommitPipelineTests {
         try h.run {
             let a = h.layer("a")
             a.setNeedsLayout()
-            Transaction.begin()
+            LayerTransaction.begin()
             h.pipeline.commitIfNeeded(reason: .beforeWaiting)   // e.g. a nested run inside begin…commit
             #expect(!h.pipeline.flushIfTooLate(now: .max))
             #expect(h.log.take() == [])
-            try Transaction.commit()
+            try LayerTransaction.commit()
             #expect(h.log.take() == [])                         // implicit beneath: waits for the loop
             h.pipeline.commitIfNeeded(reason: .beforeWaiting)
             #expect(h.log.take() == ["L(a)", "C"])
@@ -63,7 +64,6 @@ struct CommitPipelineTests {
 
     @Test func snapshotAndFrameLog() {
         let pipeline = CommitPipeline(clock: ManualTransactionClock())
-        pipeline.diagnosticsHandler = { _ in }
         pipeline.asCurrent {
             let log = pipeline.frameLog!
             let root = Layer(name: "root"), child = Layer(name: "child")
@@ -83,7 +83,7 @@ struct CommitPipelineTests {
         let small = FrameLog(capacity: 2)
         pipeline.sink = small
         pipeline.asCurrent {
-            for _ in 0..<5 { Layer().setNeedsLayout(); Transaction.flush() }
+            for _ in 0..<5 { Layer().setNeedsLayout(); LayerTransaction.flush() }
         }
         #expect(small.frames.map(\.frameNumber) == [6, 7])
         #expect(small.deliveredCount == 5)
@@ -97,11 +97,11 @@ struct CommitPipelineTests {
             h.pipeline.addBeforeCommitHook { h.log("before2") }
             h.pipeline.addAfterCommitHook { snapshot in h.log("after#\(snapshot.frameNumber)") }
             v.setNeedsLayout()
-            Transaction.flush()
+            LayerTransaction.flush()
             #expect(h.log.take() == ["before1", "before2", "L(v)", "D(v)", "C", "after#1"])
             h.pipeline.removeHook(first)
             v.setNeedsLayout()
-            Transaction.flush()
+            LayerTransaction.flush()
             #expect(h.log.take() == ["before2", "L(v)", "C", "after#2"])
         }
     }
@@ -116,12 +116,12 @@ struct CommitPipelineTests {
             h.pipeline.addPostCommitCallback { h.log("level1 B") }
             h.pipeline.runLevel = 2
             v.setNeedsLayout()
-            Transaction.flush()                               // a nested level's commit
+            LayerTransaction.flush()                               // a nested level's commit
             #expect(h.log.take() == ["L(v)", "C", "level3"])
             #expect(h.pipeline.pendingPostCommitCallbackCount == 2)
             h.pipeline.runLevel = 0                           // back out of every run
             v.setNeedsLayout()
-            Transaction.flush()
+            LayerTransaction.flush()
             #expect(h.log.take() == ["L(v)", "C", "level1 A", "level1 B"])
         }
     }
@@ -129,15 +129,15 @@ struct CommitPipelineTests {
     @Test func completionWaitsForTheLongestAnimationOfItsGroupIncludingNestedOnes() throws {
         let h = Harness()
         try h.run {
-            Transaction.begin()
-            Transaction.setCompletionBlock { h.log("outer:\($0)") }
-            Transaction.addAnimation(duration: 0.5)
-            Transaction.begin()
-            Transaction.setCompletionBlock { h.log("inner:\($0)") }
-            Transaction.addAnimation(duration: 1)
-            try Transaction.commit()
-            Transaction.addAnimation(duration: 0.25)          // outer group only
-            try Transaction.commit()
+            LayerTransaction.begin()
+            LayerTransaction.setCompletionBlock { h.log("outer:\($0)") }
+            LayerTransaction.addAnimation(duration: 0.5)
+            LayerTransaction.begin()
+            LayerTransaction.setCompletionBlock { h.log("inner:\($0)") }
+            LayerTransaction.addAnimation(duration: 1)
+            try LayerTransaction.commit()
+            LayerTransaction.addAnimation(duration: 0.25)          // outer group only
+            try LayerTransaction.commit()
             #expect(h.log.take() == ["C"])
             h.clock.advance(seconds: 0.5)
             h.pipeline.runDueCompletions()
@@ -161,11 +161,11 @@ struct CommitPipelineTests {
         let scheduler = RecordingScheduler()
         h.pipeline.completionScheduler = scheduler
         try h.run {
-            Transaction.begin()
-            Transaction.animationDuration = 2
-            Transaction.setCompletionBlock { h.log("A:\($0)") }
-            Transaction.addAnimation()
-            try Transaction.commit()
+            LayerTransaction.begin()
+            LayerTransaction.animationDuration = 2
+            LayerTransaction.setCompletionBlock { h.log("A:\($0)") }
+            LayerTransaction.addAnimation()
+            try LayerTransaction.commit()
             #expect(scheduler.delays == [2])
             #expect(h.log.take() == ["C"])
             scheduler.work.forEach { $0() }
@@ -177,36 +177,36 @@ struct CommitPipelineTests {
     @Test func arbitraryKeysAndDisableActionsAreScoped() throws {
         let h = Harness()
         try h.run {
-            #expect(Transaction.value(forKey: "tag") == nil)
-            #expect(!Transaction.disableActions)
-            Transaction.begin()
-            Transaction.setValue("outer", forKey: "tag")
-            Transaction.disableActions = true
-            Transaction.begin()
-            #expect(Transaction.value(forKey: "tag") as? String == "outer")
-            Transaction.setValue("inner", forKey: "tag")
-            Transaction.setValue(false, forKey: Transaction.Key.disableActions)
-            #expect(Transaction.value(forKey: "tag") as? String == "inner")
-            #expect(!Transaction.disableActions)
-            Transaction.setValue(nil, forKey: "tag")          // removes it from the inner scope only
-            #expect(Transaction.value(forKey: "tag") as? String == "outer")
-            try Transaction.commit()
-            #expect(Transaction.disableActions)
-            #expect(Transaction.value(forKey: Transaction.Key.animationDuration) == nil)
-            try Transaction.commit()
-            #expect(Transaction.value(forKey: "tag") == nil)
+            #expect(LayerTransaction.value(forKey: "tag") == nil)
+            #expect(!LayerTransaction.disableActions)
+            LayerTransaction.begin()
+            LayerTransaction.setValue("outer", forKey: "tag")
+            LayerTransaction.disableActions = true
+            LayerTransaction.begin()
+            #expect(LayerTransaction.value(forKey: "tag") as? String == "outer")
+            LayerTransaction.setValue("inner", forKey: "tag")
+            LayerTransaction.setValue(false, forKey: LayerTransaction.Key.disableActions)
+            #expect(LayerTransaction.value(forKey: "tag") as? String == "inner")
+            #expect(!LayerTransaction.disableActions)
+            LayerTransaction.setValue(nil, forKey: "tag")          // removes it from the inner scope only
+            #expect(LayerTransaction.value(forKey: "tag") as? String == "outer")
+            try LayerTransaction.commit()
+            #expect(LayerTransaction.disableActions)
+            #expect(LayerTransaction.value(forKey: LayerTransaction.Key.animationDuration) == nil)
+            try LayerTransaction.commit()
+            #expect(LayerTransaction.value(forKey: "tag") == nil)
         }
     }
 
     @Test func propertySetOutsideATransactionOpensTheImplicitOne() {
         let h = Harness()
         h.run {
-            Transaction.animationDuration = 0.5
+            LayerTransaction.animationDuration = 0.5
             #expect(h.pipeline.hasImplicitTransaction && h.pipeline.needsCommit)
-            Transaction.setCompletionBlock { h.log("A:\($0)") }
+            LayerTransaction.setCompletionBlock { h.log("A:\($0)") }
             h.pipeline.commitIfNeeded(reason: .beforeWaiting)
             #expect(h.log.take() == ["C", "A:committedWithoutAnimations"])
-            #expect(Transaction.animationDuration == 0.25)
+            #expect(LayerTransaction.animationDuration == 0.25)
         }
     }
 
@@ -215,10 +215,10 @@ struct CommitPipelineTests {
         h.run {
             let b = h.layer("b")
             let a = h.layer("a", layout: { _ in
-                Transaction.begin()
-                Transaction.setCompletionBlock { h.log("inner:\($0)") }
+                LayerTransaction.begin()
+                LayerTransaction.setCompletionBlock { h.log("inner:\($0)") }
                 b.setNeedsLayout()
-                try? Transaction.commit()
+                try? LayerTransaction.commit()
             })
             a.setNeedsLayout()
             h.pipeline.commitIfNeeded(reason: .beforeWaiting)
@@ -237,5 +237,26 @@ struct CommitPipelineTests {
             #expect(CommitPipeline.current === h.pipeline)
         }
         #expect(CommitPipeline.current === outer)
+    }
+
+    /// The layout-loop warning goes to the diagnostics hub with a stable id, one report per
+    /// commit, naming every layer left over (in layout order) as its item.
+    @Test func layoutLoopIsReportedOnceNamingEveryLayerLeftOver() {
+        let h = Harness(maxLayoutRounds: 2)
+        h.run {
+            let parent = h.layer("loop-parent", layout: { layer in layer.setNeedsLayout() })
+            let child = h.layer("loop-child", layout: { layer in layer.setNeedsLayout() })
+            parent.addSublayer(child)
+            child.setNeedsLayout()
+            parent.setNeedsLayout()
+            LayerTransaction.flush()
+            #expect(h.log.take() == ["L(loop-parent)", "L(loop-child)", "L(loop-parent)", "L(loop-child)", "C"])
+            let reported = h.diagnostics
+            #expect(reported.count == 1)
+            #expect(reported.first?.id == "commit.layout-loop")
+            #expect(reported.first?.item == "loop-parent, loop-child")
+            #expect(reported.first?.message.contains("2 rounds") == true)
+            #expect(reported.first?.message.contains(h.pipeline.threadName) == true)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+import RunLoopDiagnostics
 import Transactions
 
 /// The examples of Docs/Transactions.md, with `print` replaced by a captured log.
@@ -17,7 +18,7 @@ struct DocumentationExamplesTests {
             label.setNeedsLayout()
             label.setNeedsDisplay(in: LayerRect(x: 0, y: 0, width: 10, height: 20))
             label.setNeedsDisplay(in: LayerRect(x: 50, y: 0, width: 10, height: 20))
-            Transaction.flush()
+            LayerTransaction.flush()
         }
         #expect(out == ["layout label", "draw label in (0.0, 0.0, 60.0, 20.0)"])
     }
@@ -25,15 +26,15 @@ struct DocumentationExamplesTests {
     @Test func scopingExample() throws {
         let pipeline = CommitPipeline(clock: ManualTransactionClock())
         try pipeline.asCurrent {
-            Transaction.begin()
-            Transaction.animationDuration = 1
-            Transaction.begin()
-            #expect(Transaction.animationDuration == 1)
-            Transaction.animationDuration = 2
-            try Transaction.commit()
-            #expect(Transaction.animationDuration == 1)
-            try Transaction.commit()
-            #expect(Transaction.animationDuration == 0.25)
+            LayerTransaction.begin()
+            LayerTransaction.animationDuration = 1
+            LayerTransaction.begin()
+            #expect(LayerTransaction.animationDuration == 1)
+            LayerTransaction.animationDuration = 2
+            try LayerTransaction.commit()
+            #expect(LayerTransaction.animationDuration == 1)
+            try LayerTransaction.commit()
+            #expect(LayerTransaction.animationDuration == 0.25)
             #expect(pipeline.frameNumber == 1)
         }
     }
@@ -43,15 +44,32 @@ struct DocumentationExamplesTests {
         let pipeline = CommitPipeline(clock: clock)
         var out: [String] = []
         pipeline.asCurrent {
-            Transaction.begin()
-            Transaction.setCompletionBlock { reason in out.append("done: \(reason)") }
-            Transaction.addAnimation(duration: 0.5)
-            try? Transaction.commit()
+            LayerTransaction.begin()
+            LayerTransaction.setCompletionBlock { reason in out.append("done: \(reason)") }
+            LayerTransaction.addAnimation(duration: 0.5)
+            try? LayerTransaction.commit()
             #expect(out.isEmpty)
             #expect((pipeline.completionScheduler as? ClockCompletionScheduler)?.nextDeadline == clock.now + 500_000_000)
             clock.advance(seconds: 0.5)
             pipeline.runDueCompletions()
         }
         #expect(out == ["done: animationsFinished"])
+    }
+
+    /// The Diagnostics section: a layout loop is recorded under its stable id, with the layer as
+    /// the item. (The layer name is unique to this test: recorders see every test's reports.)
+    @Test func diagnosticsExample() {
+        let pipeline = CommitPipeline(clock: ManualTransactionClock())
+        let recorder = DiagnosticsRecorder()
+        pipeline.asCurrent {
+            let layer = Layer(name: "docs-feedback")
+            layer.onLayout = { layer in layer.setNeedsLayout() }
+            layer.setNeedsLayout()
+            LayerTransaction.flush()
+        }
+        #expect(recorder.diagnostics(withID: .commitLayoutLoop, item: "docs-feedback").count == 1)
+        #expect(DiagnosticID.commitLayoutLoop.rawValue == "commit.layout-loop")
+        #expect(DiagnosticID.commitThreadExitedUncommitted.rawValue == "commit.thread-exited-uncommitted")
+        #expect(DiagnosticID.commitReentrantCommit.rawValue == "commit.reentrant-commit")
     }
 }

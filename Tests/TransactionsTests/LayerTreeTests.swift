@@ -31,12 +31,12 @@ struct LayerTreeTests {
             v.setNeedsDisplay(in: .zero)             // empty: contributes nothing
             #expect(v.needsDisplay)
             #expect(v.dirtyRect == LayerRect(x: 0, y: 0, width: 60, height: 50))
-            Transaction.flush()
+            LayerTransaction.flush()
             #expect(drawn == [LayerRect(x: 0, y: 0, width: 60, height: 50)])
             #expect(!v.needsDisplay && v.dirtyRect == nil)
             #expect(h.sink.snapshots.last?.displayed.map(\.dirtyRect) == drawn)
             v.setNeedsDisplay()                      // whole bounds
-            Transaction.flush()
+            LayerTransaction.flush()
             #expect(drawn.last == v.bounds)
         }
     }
@@ -56,7 +56,7 @@ struct LayerTreeTests {
             #expect(!top.needsLayout && !leaf.needsLayout && !sibling.needsLayout)
             leaf.layoutIfNeeded()                    // nothing pending: no callouts
             #expect(h.log.take() == [])
-            Transaction.flush()                      // the commit finds nothing left to lay out
+            LayerTransaction.flush()                      // the commit finds nothing left to lay out
             #expect(h.log.take() == ["C"])
             #expect(h.sink.snapshots.last?.laidOut == [])
         }
@@ -72,7 +72,7 @@ struct LayerTreeTests {
             #expect(h.log.take() == ["D(a)"])
             a.displayIfNeeded()
             #expect(h.log.take() == [])
-            Transaction.flush()
+            LayerTransaction.flush()
             #expect(h.log.take() == ["D(b)", "C"])
         }
     }
@@ -89,7 +89,7 @@ struct LayerTreeTests {
             b.addSublayer(b1)
             let other = h.layer("otherTree")         // created after root: its tree comes later
             for layer in [b1, other, a1, b, root, a] { layer.setNeedsDisplay() }
-            Transaction.flush()
+            LayerTransaction.flush()
             #expect(h.log.take() == ["D(root)", "D(a)", "D(a1)", "D(b)", "D(b1)", "D(otherTree)", "C"])
         }
     }
@@ -107,11 +107,11 @@ struct LayerTreeTests {
             v.delegate = recorder
             v.setNeedsLayout()
             v.setNeedsDisplay()
-            Transaction.flush()
+            LayerTransaction.flush()
             #expect(recorder.calls == ["layout v", "display v (0.0, 0.0, 2.0, 3.0)"])
             v.onLayout = { _ in recorder.calls.append("closure") }
             v.setNeedsLayout()
-            Transaction.flush()
+            LayerTransaction.flush()
             #expect(recorder.calls.last == "closure")
         }
     }

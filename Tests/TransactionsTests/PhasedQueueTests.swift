@@ -7,7 +7,7 @@ struct PhasedQueueTests {
     /// The documented example: a report service recomputes aggregates, then writes each dirty
     /// output file once, all deferred to one drain per loop turn.
     final class ReportService {
-        enum Work: Hashable { case recompute(String), writeOut(String) }
+        enum Work: PhasedQueueKey { case recompute(String), writeOut(String) }
         static let recompute = 0, writeOut = 1
         let queue = PhasedQueue<Work>(phases: [
             .init("recompute"),                                    // nextRound(4), depth order
@@ -142,6 +142,79 @@ struct PhasedQueueTests {
         queue.endDrain()
         #expect(!queue.isDraining)
         #expect(order == ["x1", "-- host step between phases --", "y1"])
+    }
+
+    /// A key that keeps its own membership (a bit per phase in a shared flag array, as the layer
+    /// pipeline keeps one in each layer): the queue asks it instead of hashing, coalesces through
+    /// it, and clears every flag it set, including on `removeAll()`.
+    final class NodeFlags {
+        var bits: [UInt8]
+        var inserts = 0, removes = 0
+        init(count: Int) { bits = Array(repeating: 0, count: count) }
+    }
+
+    struct NodeKey: PhasedQueueKey {
+        typealias Membership = NodeMembership
+        let index: Int
+        let flags: NodeFlags
+        static func == (a: NodeKey, b: NodeKey) -> Bool { a.index == b.index }
+        func hash(into hasher: inout Hasher) { hasher.combine(index) }
+    }
+
+    struct NodeMembership: PhaseMembership {
+        func contains(_ key: NodeKey, phase: Int) -> Bool { key.flags.bits[key.index] & (1 << phase) != 0 }
+        mutating func insert(_ key: NodeKey, phase: Int) -> Bool {
+            if contains(key, phase: phase) { return false }
+            key.flags.bits[key.index] |= 1 << phase
+            key.flags.inserts += 1
+            return true
+        }
+        mutating func remove(_ key: NodeKey, phase: Int) -> Bool {
+            guard contains(key, phase: phase) else { return false }
+            key.flags.bits[key.index] &= ~(1 << phase)
+            key.flags.removes += 1
+            return true
+        }
+    }
+
+    @Test func keysCanKeepTheirOwnMembership() {
+        let flags = NodeFlags(count: 4)
+        let node = { (index: Int) in NodeKey(index: index, flags: flags) }
+        let queue = PhasedQueue<NodeKey>(phases: [.init("layout"), .init("display", reentrancy: .nextDrain)])
+        #expect(queue.enqueue(node(2), phase: 0, depth: 2))
+        #expect(!queue.enqueue(node(2), phase: 0, depth: 2))          // coalesced by the key's own bit
+        #expect(queue.enqueue(node(1), phase: 0, depth: 1))
+        #expect(queue.enqueue(node(2), phase: 1))
+        #expect(flags.bits == [0, 0b01, 0b11, 0])
+        #expect(queue.contains(node(2), phase: 1) && !queue.contains(node(1), phase: 1))
+        var order: [String] = []
+        queue.drain { phase, key in
+            order.append("\(phase):\(key.index)")
+            if key.index == 1 { queue.enqueue(node(3), phase: 1) }   // later phase: this drain
+        }
+        #expect(order == ["0:1", "0:2", "1:2", "1:3"])
+        #expect(flags.bits == [0, 0, 0, 0])
+        #expect(queue.isEmpty)
+        // removeAll() clears the flags of everything still waiting, key by key.
+        queue.enqueue(node(0), phase: 0)
+        queue.enqueue(node(0), phase: 1)
+        queue.enqueue(node(3), phase: 1)
+        queue.removeAll()
+        #expect(flags.bits == [0, 0, 0, 0])
+        #expect(flags.inserts == flags.removes)
+        #expect(queue.isEmpty)
+        #expect(queue.enqueue(node(0), phase: 0))                     // and the queue works on
+    }
+
+    /// The default membership hashes the keys; `HashedPhaseMembership` on its own.
+    @Test func hashedMembershipReportsChanges() {
+        var members = HashedPhaseMembership<String>()
+        let first = members.insert("a", phase: 0), again = members.insert("a", phase: 0)
+        #expect(first && !again)
+        #expect(members.contains("a", phase: 0))
+        let removed = members.remove("a", phase: 0), removedAgain = members.remove("a", phase: 0)
+        #expect(removed && !removedAgain)
+        #expect(!members.contains("a", phase: 0))
     }
 
     /// Bad input: an unknown phase index stops with a message naming the valid range.

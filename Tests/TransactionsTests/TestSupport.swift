@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PThreads
+import RunLoopDiagnostics
 import Synchronization
 @testable import Transactions
 
@@ -27,26 +28,29 @@ final class RecordingSink: CommitSink {
     }
 }
 
-/// An isolated pipeline on a manual clock, with a callout log, a recording sink, captured
-/// diagnostics and a wake-up counter.
+/// An isolated pipeline on a manual clock, with a callout log, a recording sink, a diagnostics
+/// recorder and a wake-up counter.
 final class Harness {
     let clock = ManualTransactionClock(start: 1_000_000_000)
     let pipeline: CommitPipeline
     let log = CalloutLog()
     let sink: RecordingSink
-    var diagnostics: [TransactionDiagnostic] = []
+    let recorder = DiagnosticsRecorder()
     var wakeUps = 0
+    /// Names of the layers made by `layer(_:)`, to tell this harness's diagnostics from those of
+    /// tests running in parallel.
+    private var layerNames: Set<String> = []
 
     init(maxLayoutRounds: Int = 4) {
         pipeline = CommitPipeline(clock: clock, maxLayoutRounds: maxLayoutRounds)
         sink = RecordingSink(log: log)
         pipeline.sink = sink
-        pipeline.diagnosticsHandler = { [unowned self] in self.diagnostics.append($0) }
         pipeline.wakeUpHandler = { [unowned self] in self.wakeUps += 1 }
     }
 
     /// A layer whose layout/display log "L(name)"/"D(name)" and then run the optional extras.
     func layer(_ name: String, layout: ((Layer) -> Void)? = nil, display: ((Layer, LayerRect) -> Void)? = nil) -> Layer {
+        layerNames.insert(name)
         let layer = Layer(name: name)
         layer.onLayout = { [log] layer in
             log("L(\(layer.name))")
@@ -57,6 +61,14 @@ final class Harness {
             display?(layer, rect)
         }
         return layer
+    }
+
+    /// The `commit.*` diagnostics about this harness: its pipeline's thread or its layers.
+    var diagnostics: [Diagnostic] {
+        recorder.diagnostics.filter { diagnostic in
+            guard diagnostic.id.rawValue.hasPrefix("commit."), let item = diagnostic.item else { return false }
+            return item == pipeline.threadName || item.split(separator: ", ").allSatisfy { layerNames.contains(String($0)) }
+        }
     }
 
     /// Runs `body` with this harness's pipeline as the thread's current one.
@@ -106,7 +118,8 @@ final class Canary: Sendable {
 }
 
 /// A thread-safe bag for results produced on another thread (pthread mutex, TSan-visible).
-final class SharedBox<Value>: @unchecked Sendable {   // Sendable: `Locked` guards the value.
+/// Sendable without `@unchecked`: its only stored property is a `Locked`.
+final class SharedBox<Value>: Sendable {
     private let storage: Locked<Value>
     init(_ value: Value) { storage = Locked(value) }
     var value: Value {
@@ -116,7 +129,12 @@ final class SharedBox<Value>: @unchecked Sendable {   // Sendable: `Locked` guar
     func update(_ change: (inout Value) -> Void) { storage.withLock { change(&$0) } }
 }
 
-/// A weak reference set on one thread and read after that thread was joined.
-final class WeakBox: @unchecked Sendable {   // Sendable: written before pthread_join, read after it.
-    weak var object: AnyObject?
+/// A weak reference set on one thread and read on another (after a join), through a lock.
+final class WeakBox: Sendable {
+    private struct Reference { weak var object: AnyObject? }
+    private let storage = Locked(Reference())
+    var object: AnyObject? {
+        get { storage.withLock { $0.object } }
+        set { storage.withLock { $0.object = newValue } }
+    }
 }

@@ -1,4 +1,5 @@
 import Testing
+import RunLoopDiagnostics
 @testable import Transactions
 
 /// One test per commit rule (TX1–TX15 in Docs/Rules.md), asserting the exact callout sequence.
@@ -30,7 +31,7 @@ struct TransactionReferenceCases {
             let c = h.layer("c")
             let b = h.layer("b")
             let a = h.layer("a", layout: { _ in c.setNeedsLayout() })   // a later layout, same commit
-            Transaction.setCompletionBlock { reason in h.log("Cb:\(reason)") }
+            LayerTransaction.setCompletionBlock { reason in h.log("Cb:\(reason)") }
             b.setNeedsDisplay()
             a.setNeedsLayout()
             driver.notify(.beforeWaiting)
@@ -94,8 +95,10 @@ struct TransactionReferenceCases {
             y.setNeedsDisplay()
             driver.notify(.beforeWaiting)
             #expect(h.log.take() == ["L(feedback)", "L(feedback)", "L(feedback)", "L(feedback)", "D(y)", "C"])
-            #expect(h.diagnostics == [.layoutLoop(rounds: 4, layers: ["feedback"])])
-            #expect(h.diagnostics.first?.message.contains("feedback") == true)
+            #expect(h.diagnostics.map(\.id) == [.commitLayoutLoop])
+            #expect(h.diagnostics.first?.item == "feedback")
+            #expect(h.diagnostics.first?.severity == .warning)
+            #expect(h.diagnostics.first?.message.contains("4 rounds") == true)
             #expect(h.sink.snapshots.last?.layoutDeferred.map(\.name) == ["feedback"])
             #expect(loop.needsLayout)
             #expect(h.pipeline.needsCommit)               // left for the next commit…
@@ -178,16 +181,16 @@ struct TransactionReferenceCases {
         let h = Harness()
         try h.run {
             let v = h.layer("v")
-            Transaction.begin()
-            Transaction.begin()
+            LayerTransaction.begin()
+            LayerTransaction.begin()
             v.setNeedsLayout()
             v.setNeedsDisplay()
-            try Transaction.commit()
+            try LayerTransaction.commit()
             #expect(h.log.take() == [])
-            try Transaction.commit()
+            try LayerTransaction.commit()
             #expect(h.log.take() == ["L(v)", "D(v)", "C"])
             #expect(h.sink.snapshots.last?.reason == .explicitCommit)
-            #expect(throws: TransactionError.self) { try Transaction.commit() }
+            #expect(throws: TransactionError.self) { try LayerTransaction.commit() }
             #expect(h.log.take() == [])
         }
     }
@@ -199,9 +202,9 @@ struct TransactionReferenceCases {
         try h.run {
             let a = h.layer("a"), b = h.layer("b")
             a.setNeedsLayout()
-            Transaction.begin()
+            LayerTransaction.begin()
             b.setNeedsLayout()
-            try Transaction.commit()
+            try LayerTransaction.commit()
             #expect(h.log.take() == [])
             driver.notify(.beforeWaiting)
             #expect(h.log.take() == ["L(a)", "L(b)", "C"])
@@ -214,20 +217,20 @@ struct TransactionReferenceCases {
         try h.run {
             let a = h.layer("a"), b = h.layer("b")
             a.setNeedsLayout()
-            Transaction.flush()
+            LayerTransaction.flush()
             #expect(h.log.take() == ["L(a)", "C"])
 
             a.setNeedsLayout()                 // implicit transaction
-            Transaction.begin()
+            LayerTransaction.begin()
             b.setNeedsLayout()
-            Transaction.flush()
+            LayerTransaction.flush()
             #expect(h.log.take() == [])
-            try Transaction.commit()           // outermost: the flush happens here
+            try LayerTransaction.commit()           // outermost: the flush happens here
             #expect(h.log.take() == ["L(a)", "L(b)", "C"])
             #expect(h.sink.snapshots.last?.reason == .flush)
             #expect(!h.pipeline.needsCommit)
 
-            Transaction.flush()                // nothing open: nothing happens
+            LayerTransaction.flush()                // nothing open: nothing happens
             #expect(h.log.take() == [])
         }
     }
@@ -237,16 +240,16 @@ struct TransactionReferenceCases {
         let h = Harness()
         try h.run {
             var seen: [Double] = []
-            Transaction.begin()
-            Transaction.animationDuration = 1
-            Transaction.begin()
-            seen.append(Transaction.animationDuration)
-            Transaction.animationDuration = 2
-            seen.append(Transaction.animationDuration)
-            try Transaction.commit()
-            seen.append(Transaction.animationDuration)
-            try Transaction.commit()
-            seen.append(Transaction.animationDuration)
+            LayerTransaction.begin()
+            LayerTransaction.animationDuration = 1
+            LayerTransaction.begin()
+            seen.append(LayerTransaction.animationDuration)
+            LayerTransaction.animationDuration = 2
+            seen.append(LayerTransaction.animationDuration)
+            try LayerTransaction.commit()
+            seen.append(LayerTransaction.animationDuration)
+            try LayerTransaction.commit()
+            seen.append(LayerTransaction.animationDuration)
             #expect(seen == [1, 2, 1, CommitPipeline.defaultAnimationDuration])
             #expect(CommitPipeline.defaultAnimationDuration == 0.25)
         }
@@ -258,17 +261,17 @@ struct TransactionReferenceCases {
         let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
         try h.run {
             // No animation: right after the commit, synchronously inside commit().
-            Transaction.begin()
-            Transaction.setCompletionBlock { h.log("A:\($0)") }
-            try Transaction.commit()
+            LayerTransaction.begin()
+            LayerTransaction.setCompletionBlock { h.log("A:\($0)") }
+            try LayerTransaction.commit()
             #expect(h.log.take() == ["C", "A:committedWithoutAnimations"])
 
             // With an animation of 1 s: after 1 s of the pipeline clock.
-            Transaction.begin()
-            Transaction.animationDuration = 1
-            Transaction.setCompletionBlock { h.log("A:\($0)") }
-            Transaction.addAnimation()
-            try Transaction.commit()
+            LayerTransaction.begin()
+            LayerTransaction.animationDuration = 1
+            LayerTransaction.setCompletionBlock { h.log("A:\($0)") }
+            LayerTransaction.addAnimation()
+            try LayerTransaction.commit()
             #expect(h.log.take() == ["C"])
             h.clock.advance(nanoseconds: 999_999_999)
             #expect(h.pipeline.runDueCompletions() == 0)
@@ -277,22 +280,22 @@ struct TransactionReferenceCases {
             #expect(h.log.take() == ["A:animationsFinished"])
 
             // Replacing fires the old block at once.
-            Transaction.begin()
-            Transaction.setCompletionBlock { h.log("A:\($0)") }
-            Transaction.setCompletionBlock { h.log("B:\($0)") }
+            LayerTransaction.begin()
+            LayerTransaction.setCompletionBlock { h.log("A:\($0)") }
+            LayerTransaction.setCompletionBlock { h.log("B:\($0)") }
             #expect(h.log.take() == ["A:replaced"])
-            try Transaction.commit()
+            try LayerTransaction.commit()
             #expect(h.log.take() == ["C", "B:committedWithoutAnimations"])
 
             // Changes made inside the block: new implicit transaction, default settings, next BW.
             let v = h.layer("v")
-            Transaction.begin()
-            Transaction.animationDuration = 1
-            Transaction.setCompletionBlock { _ in
-                h.log("A duration=\(Transaction.animationDuration)")
+            LayerTransaction.begin()
+            LayerTransaction.animationDuration = 1
+            LayerTransaction.setCompletionBlock { _ in
+                h.log("A duration=\(LayerTransaction.animationDuration)")
                 v.setNeedsLayout()
             }
-            try Transaction.commit()
+            try LayerTransaction.commit()
             #expect(h.log.take() == ["C", "A duration=0.25"])
             #expect(h.pipeline.needsCommit)
             driver.notify(.beforeWaiting)

@@ -9,14 +9,14 @@
 ///   setting always sets it in the innermost one.
 ///
 /// ```swift
-/// Transaction.begin()
-/// Transaction.animationDuration = 1
-/// Transaction.setCompletionBlock { reason in print("done:", reason) }
+/// LayerTransaction.begin()
+/// LayerTransaction.animationDuration = 1
+/// LayerTransaction.setCompletionBlock { reason in print("done:", reason) }
 /// layer.setNeedsDisplay()
-/// Transaction.addAnimation()          // waits 1 s after the commit
-/// try Transaction.commit()            // commits now: layout, display, snapshot, hooks
+/// LayerTransaction.addAnimation()          // waits 1 s after the commit
+/// try LayerTransaction.commit()            // commits now: layout, display, snapshot, hooks
 /// ```
-public enum Transaction {
+public enum LayerTransaction {
     /// Well-known keys for `value(forKey:)` / `setValue(_:forKey:)`.
     public enum Key {
         public static let animationDuration = "animationDuration"
