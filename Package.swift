@@ -8,6 +8,7 @@ let package = Package(
     name: "RunLoopKit",
     products: [
         .library(name: "RunLoopKit", targets: ["RunLoopKit"]),
+        .library(name: "RunLoopKitFoundation", targets: ["RunLoopKitFoundation"]),
         .library(name: "RunLoopDiagnostics", targets: ["RunLoopDiagnostics"]),
         .library(name: "RunLoopCore", targets: ["RunLoopCore"]),
         .library(name: "Autorelease", targets: ["Autorelease"]),
@@ -31,21 +32,24 @@ let package = Package(
         .target(name: "Autorelease", dependencies: ["CPoolThreadWord", "PThreads", "RunLoopDiagnostics"]),
         .target(name: "Transactions", dependencies: ["PThreads", "RunLoopDiagnostics"]),
         // Tracing, memory probe, lag monitor, exporters.
-        .target(name: "LoopInstruments", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "CRunLoopShims", "PThreads"]),
-        // Umbrella: re-exports, standard observers, bridges to a real CFRunLoop.
+        .target(name: "LoopInstruments", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
+        // Umbrella: re-exports and the standard observers. Links no Foundation.
         .target(name: "RunLoopKit", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "LoopInstruments"]),
+        // The bridges to a real CFRunLoop: the one module that links Foundation.
+        .target(name: "RunLoopKitFoundation", dependencies: ["RunLoopKit"]),
         // The documented scenarios, shared by the main job and the DocumentedScenarios suite.
         .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads"]),
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
 
+        // Each test target lists every module it imports (.ci/check-architecture checks it).
         .testTarget(name: "RunLoopDiagnosticsTests", dependencies: ["RunLoopDiagnostics"]),
-        .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore"]),
+        .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore", "CRunLoopShims", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "DifferentialTests", dependencies: ["RunLoopCore"]),
-        .testTarget(name: "AutoreleaseTests", dependencies: ["Autorelease"]),
-        .testTarget(name: "TransactionsTests", dependencies: ["Transactions"]),
-        .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments"]),
-        .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "LoopScenarios"]),
+        .testTarget(name: "AutoreleaseTests", dependencies: ["Autorelease", "PThreads", "RunLoopDiagnostics"]),
+        .testTarget(name: "TransactionsTests", dependencies: ["Transactions", "PThreads", "RunLoopDiagnostics"]),
+        .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
+        .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "RunLoopKitFoundation", "LoopScenarios"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]

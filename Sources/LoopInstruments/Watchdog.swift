@@ -1,5 +1,4 @@
 import PThreads
-import CRunLoopShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -43,7 +42,8 @@ final class Watchdog: @unchecked Sendable {
         cond.deallocate()
     }
 
-    /// The kernel id of the running thread (0 before start); set before `start()` returns.
+    /// The kernel id of the running thread (0 before start, -1 without /proc); set before
+    /// `start()` returns.
     var kernelThreadID: Int64 { lock.withLock { threadID } }
 
     func setPeriod(_ seconds: Double) {
@@ -84,7 +84,7 @@ final class Watchdog: @unchecked Sendable {
     }
 
     private func body() {
-        lock.withLock { threadID = rlk_gettid() }
+        lock.withLock { threadID = currentKernelThreadID() }
         pthread_cond_broadcast(cond)
         while true {
             let shouldStop: Bool = lock.withLock {

@@ -37,8 +37,12 @@ public final class LoopCommitObservers {
     private weak var loop: Loop?
 
     /// Installs the observers in `modes` (default: the common modes) of `loop`.
-    /// - Parameter flushBudget: seconds that marks may wait while source0 callouts keep the loop
-    ///   awake before a forced commit; `nil` turns flush-if-too-late off. Default: one 60 Hz frame.
+    /// - Parameters:
+    ///   - loop: the loop to observe; install on its own thread.
+    ///   - pipeline: the commit pipeline the observers drive.
+    ///   - modes: the modes the observers join.
+    ///   - flushBudget: seconds that marks may wait while source0 callouts keep the loop awake
+    ///     before a forced commit; `nil` turns flush-if-too-late off. Default: one 60 Hz frame.
     public init(installedOn loop: Loop, pipeline: CommitPipeline, modes: [Loop.Mode] = [.common],
                 flushBudget: Double? = 1.0 / 60.0) {
         self.pipeline = pipeline

@@ -47,6 +47,8 @@ public final class StandardObservers {
 
     /// Installs the set on `loop` in `modes` (default: its common modes), on the loop's thread.
     /// - Parameters:
+    ///   - loop: the loop to install on.
+    ///   - modes: the modes every observer joins.
     ///   - pipeline: the commit pipeline to drive; default: this thread's.
     ///   - pools: the pool scheme (default: the two observers).
     ///   - flushBudget: see `LoopCommitObservers`; default one 60 Hz frame.

@@ -1,6 +1,7 @@
 import CoreFoundation
 import Foundation
 import RunLoopKit
+import RunLoopKitFoundation
 import Testing
 
 /// The bridge on the real CoreFoundation run loop of a dedicated thread.

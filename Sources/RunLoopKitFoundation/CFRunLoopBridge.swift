@@ -2,14 +2,17 @@
 // compiles but does not link.
 import CoreFoundation
 import Foundation
-import Autorelease
-import Transactions
+import RunLoopKit
 
 /// Attaches RunLoopKit's pool and commit observers to a real `CFRunLoop` (and so to the
 /// Foundation `RunLoop` of the same thread), for code that runs CoreFoundation's loop rather than
 /// `Loop`. Install on the run loop's own thread: the pool stack and the pipeline belong to it.
 ///
 /// ```swift
+/// import CoreFoundation
+/// import RunLoopKit
+/// import RunLoopKitFoundation
+///
 /// let bridge = CFRunLoopBridge(runLoop: CFRunLoopGetCurrent())
 /// bridge.installAutoreleasePools()          // −2147483647 Entry / 2147483647 BeforeWaiting|Exit
 /// bridge.installCommitObserver(pipeline: .current)   // 2000000 BeforeWaiting|Exit
@@ -25,6 +28,7 @@ public final class CFRunLoopBridge {
     public private(set) var observers: [CFRunLoopObserver] = []
     private let pools = AutoreleasePoolStack()
 
+    /// A bridge to `runLoop` that adds nothing until one of the `install` methods is called.
     public init(runLoop: CFRunLoop, mode: CFRunLoopMode = kCFRunLoopCommonModes) {
         self.runLoop = runLoop
         self.mode = mode
