@@ -40,7 +40,7 @@ let package = Package(
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
 
         .testTarget(name: "RunLoopDiagnosticsTests", dependencies: ["RunLoopDiagnostics"]),
-        .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore"]),
+        .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore", "RunLoopDiagnostics"]),
         .testTarget(name: "DifferentialTests", dependencies: ["RunLoopCore"]),
         .testTarget(name: "AutoreleaseTests", dependencies: ["Autorelease"]),
         .testTarget(name: "TransactionsTests", dependencies: ["Transactions"]),
