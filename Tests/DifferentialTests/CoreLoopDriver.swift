@@ -17,7 +17,7 @@ final class CoreLoopDriver: LoopDriver {
 
     /// Must be created on the thread that runs the script (the loop is bound to it).
     init(script: Script, interpreter: ScriptInterpreter) throws {
-        clock = VirtualClock(start: 1_000_000_000)
+        clock = VirtualClock(start: LoopInstant(nanoseconds: 1_000_000_000))
         loop = Loop(clock: clock)
         start = clock.now
         self.interpreter = interpreter
@@ -43,7 +43,7 @@ final class CoreLoopDriver: LoopDriver {
         }
         gridNs = UInt64(script.gridMs) * 1_000_000
         for (i, spec) in script.timers.enumerated() {
-            timers.append(try LoopTimer(fireAt: start + UInt64(spec.fireSlot) * gridNs,
+            timers.append(try LoopTimer(fireAt: instant(slot: spec.fireSlot),
                                         interval: Double(spec.intervalSlots * script.gridMs) / 1000,
                                         label: "t\(i)") { [weak interpreter] _ in
                 interpreter?.timerFired(i)
@@ -68,7 +68,10 @@ final class CoreLoopDriver: LoopDriver {
     func addTimer(_ t: Int, _ mode: ScriptMode) { loop.add(timers[t], mode: Self.mode(mode)) }
     func removeTimer(_ t: Int, _ mode: ScriptMode) { loop.remove(timers[t], mode: Self.mode(mode)) }
     func invalidateTimer(_ t: Int) { timers[t].invalidate() }
-    func setFireDate(_ t: Int, slot: Int) { timers[t].setNextFireDate(start + UInt64(slot) * gridNs) }
+    func setFireDate(_ t: Int, slot: Int) { timers[t].setNextFireDate(instant(slot: slot)) }
+
+    /// The instant of grid slot `slot` (slots count from the script's start).
+    private func instant(slot: Int) -> LoopInstant { start.advanced(by: .nanoseconds(Int64(slot) * Int64(gridNs))) }
 
     func perform(block b: Int, _ target: BlockTarget) {
         // The interpreter is confined to this thread; blocks only run on it.
@@ -90,7 +93,7 @@ final class CoreLoopDriver: LoopDriver {
         return RunOutcome(rawValue: result.rawValue) ?? .finished
     }
 
-    var elapsed: Double { Double(clock.now - start) / 1e9 }
+    var elapsed: Double { Double(clock.now.nanoseconds - start.nanoseconds) / 1e9 }
     var isRealTime: Bool { false }
     func drainLeftoverWake() -> Bool { false }
 

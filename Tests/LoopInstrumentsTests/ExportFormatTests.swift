@@ -17,19 +17,19 @@ let python3Path: String? = {
         let s = EventScript(recorder: recorder)
         s.runBegin(); s.activity(.entry); s.activity(.beforeTimers)
         s.callout(.source0, "say \"hi\"\n\\") { recorder.log("tab\there") }
-        s.time = 2_500
+        s.time = at(ns: 2_500)
         s.begin(.block, "outer")
         s.begin(.timer, "inner")
         s.end(.timer, "inner")
         s.end(.block, "outer")
         s.end(.source0, "orphan end")            // begin was never seen: must be dropped
         s.activity(.beforeWaiting)
-        recorder.record(MemorySample(time: 2_600, label: "BW", pool: PoolSnapshot(pendingEntries: 12, pages: 1, bytes: 4096),
+        recorder.record(MemorySample(time: at(ns: 2_600), label: "BW", pool: PoolSnapshot(pendingEntries: 12, pages: 1, bytes: 4096),
                                      residentBytes: 1 << 20, heapInUseBytes: 1 << 19))
         recorder.record(CommitRecord(frame: 1, reason: "BeforeWaiting",
-                                     phases: [.init(name: "layout", layers: ["v"], start: 2_600, end: 3_600)]))
+                                     phases: [.init(name: "layout", layers: ["v"], start: at(ns: 2_600), end: at(ns: 3_600))]))
         s.sleep()
-        s.time = 10_000
+        s.time = at(ns: 10_000)
         s.begin(.observer, "still open")          // never ends: closed at the last time
         return recorder
     }
@@ -101,17 +101,17 @@ let python3Path: String? = {
     func sawtooth(turns: Int, perTurn: Int) -> TraceRecorder {
         let recorder = TraceRecorder(clock: ManualClock())
         var s = EventScript(recorder: recorder)
-        var t: LoopInstant = 0
+        var t: UInt64 = 0
         for turn in 0..<turns {
             s.pass = UInt64(turn + 1)
-            s.time = t
+            s.time = at(ns: t)
             s.activity(.afterWaiting)
-            s.callout(.source0, "work & <stuff>") { s.time = t + 3_000_000 }
-            recorder.record(MemorySample(time: t + 3_000_000, label: "peak", pool: PoolSnapshot(pendingEntries: perTurn),
+            s.callout(.source0, "work & <stuff>") { s.time = at(ns: t + 3_000_000) }
+            recorder.record(MemorySample(time: at(ns: t + 3_000_000), label: "peak", pool: PoolSnapshot(pendingEntries: perTurn),
                                          residentBytes: 8 << 20, heapInUseBytes: 4 << 20))
-            s.time = t + 3_000_000
+            s.time = at(ns: t + 3_000_000)
             s.activity(.beforeWaiting)
-            recorder.record(MemorySample(time: t + 3_000_001, label: "after pop", pool: PoolSnapshot(pendingEntries: 0),
+            recorder.record(MemorySample(time: at(ns: t + 3_000_001), label: "after pop", pool: PoolSnapshot(pendingEntries: 0),
                                          residentBytes: 8 << 20, heapInUseBytes: 4 << 20))
             s.sleep()
             t += 16_000_000

@@ -10,8 +10,8 @@ import RunLoopCore
 
     init() { loop = Loop(clock: clock) }
 
-    @Test func slowCalloutIsReportedOnceWithItsLabelAndSpan() {
-        let monitor = LagMonitor(clock: clock, threshold: 0.1)
+    @Test func slowCalloutIsReportedOnceWithItsLabelAndSpan() throws {
+        let monitor = try LagMonitor(clock: clock, threshold: .milliseconds(100))
         monitor.beginObserved(.entry)
         monitor.beginObserved(.beforeTimers)            // turn starts at 0
         monitor.beginObserved(.beforeSources)
@@ -20,7 +20,7 @@ import RunLoopCore
         let report = monitor.check()
         #expect(report?.calloutLabel == "reloadData")
         #expect(report?.calloutKind == .source0)
-        #expect(report?.spanNanoseconds == 200_000_000)
+        #expect(report?.span == .milliseconds(200))
         #expect(report?.startedBy == .beforeTimers)
         clock.advance(milliseconds: 200)
         #expect(monitor.check() == nil)                 // once per turn
@@ -28,11 +28,11 @@ import RunLoopCore
         monitor.endObserved(.beforeWaiting)
         #expect(monitor.reports.count == 1)
         #expect(monitor.completedTurns == 1)
-        #expect(monitor.longestTurnNanoseconds == 400_000_000)
+        #expect(monitor.longestTurn == .milliseconds(400))
     }
 
-    @Test func shortTurnsAreNotReported() {
-        let monitor = LagMonitor(clock: clock, threshold: 0.1)
+    @Test func shortTurnsAreNotReported() throws {
+        let monitor = try LagMonitor(clock: clock, threshold: .milliseconds(100))
         for _ in 0..<20 {
             monitor.beginObserved(.afterWaiting)
             monitor.willCallOut(.timer, label: "tick", loop: loop)
@@ -47,18 +47,18 @@ import RunLoopCore
         #expect(monitor.completedTurns == 20)
     }
 
-    @Test func theSpanRunsFromWakeUpNotFromTheFirstActivityAfterIt() {
-        let monitor = LagMonitor(clock: clock, threshold: 0.1)
+    @Test func theSpanRunsFromWakeUpNotFromTheFirstActivityAfterIt() throws {
+        let monitor = try LagMonitor(clock: clock, threshold: .milliseconds(100))
         monitor.beginObserved(.afterWaiting)             // t = 0
         clock.advance(milliseconds: 60)
         monitor.beginObserved(.beforeTimers)             // same turn: must not restart
         clock.advance(milliseconds: 60)
-        #expect(monitor.check()?.spanNanoseconds == 120_000_000)
+        #expect(monitor.check()?.span == .milliseconds(120))
     }
 
-    @Test func theCommitIsInsideTheSpan() {
+    @Test func theCommitIsInsideTheSpan() throws {
         // The end observer runs after the commit at 2000000: work done in the commit counts.
-        let monitor = LagMonitor(clock: clock, threshold: 0.1)
+        let monitor = try LagMonitor(clock: clock, threshold: .milliseconds(100))
         monitor.beginObserved(.afterWaiting)
         monitor.beginObserved(.beforeWaiting)           // begin observer sees BW too; no effect
         monitor.willCallOut(.observer, label: "CA::Transaction::commit", loop: loop)
@@ -66,8 +66,8 @@ import RunLoopCore
         #expect(monitor.check()?.calloutLabel == "CA::Transaction::commit")
     }
 
-    @Test func reportsTheInnermostCalloutAndTheStack() {
-        let monitor = LagMonitor(clock: clock, threshold: 0.05)
+    @Test func reportsTheInnermostCalloutAndTheStack() throws {
+        let monitor = try LagMonitor(clock: clock, threshold: .milliseconds(50))
         monitor.beginObserved(.afterWaiting)
         monitor.willCallOut(.source1, label: "event", loop: loop)
         monitor.beginObserved(.entry)                    // nested run inside the callout
@@ -79,8 +79,8 @@ import RunLoopCore
         #expect(report?.calloutStack == ["event", "nestedTimer"])
     }
 
-    @Test func leavingANestedRunMeasuresTheRestOfTheOuterCallout() {
-        let monitor = LagMonitor(clock: clock, threshold: 0.05)
+    @Test func leavingANestedRunMeasuresTheRestOfTheOuterCallout() throws {
+        let monitor = try LagMonitor(clock: clock, threshold: .milliseconds(50))
         monitor.beginObserved(.entry)
         monitor.beginObserved(.afterWaiting)
         monitor.willCallOut(.source0, label: "outer", loop: loop)
@@ -98,9 +98,9 @@ import RunLoopCore
         #expect(!monitor.isAwake)
     }
 
-    @Test func checkAtCalloutEndNamesTheCalloutThatJustRan() {
+    @Test func checkAtCalloutEndNamesTheCalloutThatJustRan() throws {
         let reports = ReportBox()
-        let monitor = LagMonitor(clock: clock, threshold: 0.1) { reports.append($0) }
+        let monitor = try LagMonitor(clock: clock, threshold: .milliseconds(100)) { reports.append($0) }
         monitor.checksAtCalloutEnd = true
         monitor.beginObserved(.afterWaiting)
         monitor.willCallOut(.block, label: "fast", loop: loop)
@@ -112,9 +112,9 @@ import RunLoopCore
         #expect(reports.labels == ["slow"])
     }
 
-    @Test func reportsGoToTheRecorder() {
+    @Test func reportsGoToTheRecorder() throws {
         let recorder = TraceRecorder(clock: clock)
-        let monitor = LagMonitor(clock: clock, threshold: 0.1, recorder: recorder)
+        let monitor = try LagMonitor(clock: clock, threshold: .milliseconds(100), recorder: recorder)
         monitor.beginObserved(.afterWaiting)
         clock.advance(milliseconds: 101)
         monitor.check()
@@ -122,11 +122,32 @@ import RunLoopCore
                 == ["lag 101.000ms in (no callout)"])
     }
 
-    @Test func explicitNowIsHonoured() {
-        let monitor = LagMonitor(clock: clock, threshold: 1)
+    @Test func explicitNowIsHonoured() throws {
+        let monitor = try LagMonitor(clock: clock, threshold: .seconds(1))
         monitor.beginObserved(.afterWaiting)
-        #expect(monitor.check(now: 999_000_000) == nil)
-        #expect(monitor.check(now: 1_000_000_001)?.spanNanoseconds == 1_000_000_001)
+        #expect(monitor.check(now: LoopInstant(nanoseconds: 999_000_000)) == nil)
+        #expect(monitor.check(now: LoopInstant(nanoseconds: 1_000_000_001))?.span == .nanoseconds(1_000_000_001))
+    }
+
+    @Test func thresholdAndCheckPeriodAreDurationsAndRefuseBadValues() throws {
+        #expect(throws: LoopError.negativeDuration(.milliseconds(-1), what: "LagMonitor threshold")) {
+            _ = try LagMonitor(clock: clock, threshold: .milliseconds(-1))
+        }
+        #expect(throws: LoopError.self) { _ = try LagMonitor(clock: clock, checkPeriod: .zero) }
+        let monitor = try LagMonitor(clock: clock)
+        #expect(monitor.threshold == .seconds(2) && monitor.checkPeriod == .seconds(1))   // Matrix's values
+        try monitor.setThreshold(.milliseconds(30))
+        try monitor.setCheckPeriod(.milliseconds(5))
+        #expect(throws: LoopError.self) { try monitor.setThreshold(.seconds(-1)) }
+        #expect(throws: LoopError.self) { try monitor.setCheckPeriod(.seconds(-1)) }
+        #expect(throws: LoopError.self) { try monitor.setCheckPeriod(.zero) }
+        #expect(monitor.threshold == .milliseconds(30) && monitor.checkPeriod == .milliseconds(5))
+        // The new threshold is the one applied, and reported.
+        monitor.beginObserved(.afterWaiting)
+        clock.advance(milliseconds: 31)
+        let report = monitor.check()
+        #expect(report?.span == .milliseconds(31))
+        #expect(report?.threshold == .milliseconds(30))
     }
 }
 
@@ -141,7 +162,7 @@ final class ReportBox: @unchecked Sendable {
 
 @Suite struct WatchdogTests {
     @Test func watchdogThreadStartsStopsAndIsJoined() throws {
-        let monitor = LagMonitor(clock: ManualClock(), threshold: 1, checkPeriod: 0.01)
+        let monitor = try LagMonitor(clock: ManualClock(), threshold: .seconds(1), checkPeriod: .milliseconds(10))
         #expect(!monitor.isWatchdogRunning)
         monitor.startWatchdog()
         #expect(monitor.isWatchdogRunning)
@@ -156,9 +177,9 @@ final class ReportBox: @unchecked Sendable {
         monitor.stopWatchdog()                           // idempotent
     }
 
-    @Test func restartingGivesAFreshThreadAndStopIsPrompt() {
+    @Test func restartingGivesAFreshThreadAndStopIsPrompt() throws {
         // A long period must not delay stop: the thread waits on a condition, not in sleep().
-        let monitor = LagMonitor(clock: ManualClock(), threshold: 1, checkPeriod: 3_600)
+        let monitor = try LagMonitor(clock: ManualClock(), threshold: .seconds(1), checkPeriod: .seconds(3_600))
         for _ in 0..<3 {
             monitor.startWatchdog()
             let tid = monitor.watchdogThreadID
@@ -167,10 +188,10 @@ final class ReportBox: @unchecked Sendable {
         }
     }
 
-    @Test func droppingTheMonitorStopsItsWatchdog() {
+    @Test func droppingTheMonitorStopsItsWatchdog() throws {
         var tid: Int64 = 0
         do {
-            let monitor = LagMonitor(clock: ManualClock(), checkPeriod: 3_600)
+            let monitor = try LagMonitor(clock: ManualClock(), checkPeriod: .seconds(3_600))
             monitor.startWatchdog()
             tid = monitor.watchdogThreadID
         }
@@ -178,11 +199,11 @@ final class ReportBox: @unchecked Sendable {
         #expect(threadIsGone(tid))
     }
 
-    @Test func watchdogReportsALongTurnFromItsOwnThread() {
+    @Test func watchdogReportsALongTurnFromItsOwnThread() throws {
         let clock = ManualClock()
         let reported = DispatchSemaphore(value: 0)
         let box = ReportBox()
-        let monitor = LagMonitor(clock: clock, threshold: 0.1, checkPeriod: 0.001) { report in
+        let monitor = try LagMonitor(clock: clock, threshold: .milliseconds(100), checkPeriod: .milliseconds(1)) { report in
             box.append(report)
             reported.signal()
         }

@@ -17,7 +17,7 @@ import Autorelease
         recorder.attach(to: loop)
         recorder.observeActivities(on: loop, mode: .default)
         loop.perform(label: "block") { recorder.log("block ran") }
-        let timer = try LoopTimer(after: 0.5, clock: clock, label: "timer") { _ in recorder.log("timer fired") }
+        let timer = try LoopTimer(after: .milliseconds(500), clock: clock, label: "timer") { _ in recorder.log("timer fired") }
         loop.add(timer, mode: .default)
         let result = loop.run(mode: .default, timeout: 1)
         #expect(result == .finished)
@@ -34,7 +34,7 @@ import Autorelease
         #expect(entries.allSatisfy { $0.mode == .default })
         // The timer fired after the virtual jump to 0.5 s; the log inside it has that time.
         let timerLog = try #require(entries.first { $0.label == "timer fired" })
-        #expect(timerLog.time == 500_000_000)
+        #expect(timerLog.time == at(ms: 500))
         #expect(entries.first { $0.kind == .calloutBegin(.timer) }?.label == "timer")
         #expect(entries.last!.pass >= entries.first!.pass)
         #expect(recorder.lines() == [
@@ -47,7 +47,7 @@ import Autorelease
     /// signals the event source0, which logs `reloadData` and queues a main-queue block; the
     /// queue is serviced without BeforeWaiting (didDispatchPortLastTime was false); the next
     /// pass reaches BeforeWaiting where the commit observer (order 2000000) draws the cell.
-    @Test func seedCode1ReproducedOnTheLoop() {
+    @Test func seedCode1ReproducedOnTheLoop() throws {
         let clock = VirtualClock()
         let loop = Loop(clock: clock)
         let recorder = TraceRecorder()
@@ -57,7 +57,7 @@ import Autorelease
         let eventQueue = LoopSource(label: "eventQueue") {
             recorder.log("reloadData")
             needsDisplay.set(true)
-            loop.async(label: "mainQueue") { recorder.log("dispatch_get_main_queue") }
+            loop.submit(label: "mainQueue") { recorder.log("dispatch_get_main_queue") }
         }
         loop.add(eventQueue, mode: .common)
         let touches = LoopPortSource(label: "touches") { _ in eventQueue.signal() }
@@ -66,7 +66,7 @@ import Autorelease
             if needsDisplay.take() { recorder.log("cellForRowAtIndexPath") }
         }
         loop.add(commit, mode: .common)
-        touches.send([1])
+        try touches.send([1])
         loop.run(mode: .default, timeout: 1)
         #expect(recorder.lines(.seed) == seedCode1Source0)
     }
@@ -75,7 +75,7 @@ import Autorelease
         let clock = VirtualClock()
         let loop = Loop(clock: clock)
         let reports = ReportBox()
-        let monitor = LagMonitor(threshold: 0.1) { reports.append($0) }
+        let monitor = try LagMonitor(threshold: .milliseconds(100)) { reports.append($0) }
         monitor.install(on: loop)
         #expect(loop.calloutInterceptor === monitor)
         loop.perform(label: "slowWork") {
@@ -86,7 +86,7 @@ import Autorelease
         loop.run(mode: .default, timeout: 0)
         #expect(reports.labels == ["slowWork"])
         #expect(monitor.reports.first?.calloutKind == .block)
-        #expect(monitor.reports.first?.spanNanoseconds == 200_000_000)
+        #expect(monitor.reports.first?.span == .milliseconds(200))
         monitor.uninstall()
         #expect(loop.calloutInterceptor == nil)
         #expect(loop.observers(in: .default).isEmpty)
@@ -95,11 +95,11 @@ import Autorelease
     @Test func lagMonitorIgnores10msTurns() throws {
         let clock = VirtualClock()
         let loop = Loop(clock: clock)
-        let monitor = LagMonitor(threshold: 0.1)
+        let monitor = try LagMonitor(threshold: .milliseconds(100))
         monitor.checksAtCalloutEnd = true                // a perfect watchdog on the virtual clock
         monitor.install(on: loop)
         let fired = Counter()
-        let timer = try LoopTimer(after: 0.05, clock: clock, interval: 0.05, label: "tick") { timer in
+        let timer = try LoopTimer(after: .milliseconds(50), clock: clock, interval: .milliseconds(50), label: "tick") { timer in
             clock.advance(seconds: 0.01)
             if fired.increment() == 10 { timer.invalidate() }
         }
@@ -108,7 +108,7 @@ import Autorelease
         #expect(fired.value == 10)
         #expect(monitor.reports.isEmpty)
         #expect(monitor.completedTurns >= 10)
-        #expect(monitor.longestTurnNanoseconds == 10_000_000)
+        #expect(monitor.longestTurn == .milliseconds(10))
     }
 
     @Test func memoryProbeSamplesAtActivitiesWithPoolStatistics() {
@@ -130,9 +130,9 @@ import Autorelease
         #expect(loop.observers(in: .default).isEmpty)
     }
 
-    @Test func instrumentsDoNotKeepTheLoopAlive() {
+    @Test func instrumentsDoNotKeepTheLoopAlive() throws {
         weak var weakLoop: Loop?
-        let monitor = LagMonitor(threshold: 1)
+        let monitor = try LagMonitor(threshold: .seconds(1))
         let probe = MemoryProbe(readsProcess: false, poolStatistics: { .zero })
         let recorder = TraceRecorder()
         do {

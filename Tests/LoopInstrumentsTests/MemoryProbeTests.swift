@@ -28,11 +28,11 @@ let glibcMallocIsActive = ProcessMemory.heapInUseBytes() > 0
     }
 
     @Test func samplesOnDemandWithInjectedPoolStatisticsAndRecords() {
-        let clock = ManualClock(5)
+        let clock = ManualClock(at(ns: 5))
         let recorder = TraceRecorder(clock: clock)
         let probe = MemoryProbe(clock: clock, recorder: recorder) { PoolSnapshot(pendingEntries: 7, pages: 1, bytes: 4096) }
         let sample = probe.sample(label: "now")
-        #expect(sample.time == 5)
+        #expect(sample.time == at(ns: 5))
         #expect(sample.pool.pendingEntries == 7)
         #expect(sample.residentBytes > 0)
         #expect(probe.samples == [sample])

@@ -41,17 +41,32 @@ struct EventScript {
     func runEnd(_ result: Loop.RunResult) { recorder.record(LoopEvent(kind: .runEnd(result), label: "", mode: mode, pass: pass, time: time)) }
 }
 
-/// A clock tests move by hand (the loop's VirtualClock may not exist in every build).
+/// A clock tests set by hand, also backwards (a `VirtualClock` only moves forward).
 final class ManualClock: LoopClock, @unchecked Sendable {
     // Sendable: guarded by `lock`.
     private let lock = NSLock()
     private var value: LoopInstant
-    init(_ start: LoopInstant = 0) { value = start }
+    init(_ start: LoopInstant = .zero) { value = start }
     var now: LoopInstant { lock.withLock { value } }
     var isVirtual: Bool { true }
+    var minimumResolution: Duration { .nanoseconds(1) }
     func set(_ instant: LoopInstant) { lock.withLock { value = instant } }
-    func advance(milliseconds: UInt64) { lock.withLock { value += milliseconds * 1_000_000 } }
+    func advance(milliseconds: Int64) { lock.withLock { value = value.advanced(by: .milliseconds(milliseconds)) } }
+
+    /// Nothing in these tests sleeps on this clock; a sleeper would wait for `set`/`advance`.
+    func sleep(until deadline: LoopInstant, tolerance: Duration?) async throws {
+        while now < deadline {
+            try Task.checkCancellation()
+            await Task.yield()
+        }
+    }
 }
+
+/// The instant `ms` milliseconds after the clock's origin.
+func at(ms: UInt64) -> LoopInstant { LoopInstant(nanoseconds: ms * 1_000_000) }
+
+/// The instant `ns` nanoseconds after the clock's origin.
+func at(ns: UInt64) -> LoopInstant { LoopInstant(nanoseconds: ns) }
 
 /// Counts the elements of an XML document (fails the parse on malformed input).
 final class XMLElementCounter: NSObject, XMLParserDelegate {

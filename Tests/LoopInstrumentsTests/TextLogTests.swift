@@ -22,7 +22,7 @@ let seedCode1Source0 = [
         s.activity(.beforeTimers); s.activity(.beforeSources); s.activity(.beforeWaiting)
         s.callout(.observer, "commit")
         s.sleep()
-        s.time = 1_000; s.wake(); s.activity(.afterWaiting)
+        s.time = at(ns: 1_000); s.wake(); s.activity(.afterWaiting)
         s.callout(.source1, "touchPort")
         s.pass = 2
         s.activity(.beforeTimers); s.activity(.beforeSources)
@@ -32,7 +32,7 @@ let seedCode1Source0 = [
         s.activity(.beforeTimers); s.activity(.beforeSources); s.activity(.beforeWaiting)
         s.callout(.observer, "commit") { recorder.log("cellForRowAtIndexPath") }
         s.sleep()
-        s.time = 2_000; s.wake(); s.activity(.afterWaiting); s.activity(.exit); s.runEnd(.timedOut)
+        s.time = at(ns: 2_000); s.wake(); s.activity(.afterWaiting); s.activity(.exit); s.runEnd(.timedOut)
         return recorder
     }
 

@@ -5,22 +5,22 @@ import RunLoopCore
 
 @Suite struct TraceRecorderTests {
     @Test func recordsLoopEventsWithPassModeLabelAndTime() {
-        let recorder = TraceRecorder(clock: ManualClock(7))
+        let recorder = TraceRecorder(clock: ManualClock(at(ns: 7)))
         var script = EventScript(recorder: recorder)
         script.pass = 3
-        script.time = 1_500
+        script.time = at(ns: 1_500)
         script.mode = .tracking
         script.activity(.beforeSources)
         script.callout(.source0, "reload")
         let entries = recorder.entries
         #expect(entries.map(\.kind) == [.activity(.beforeSources), .calloutBegin(.source0), .calloutEnd(.source0)])
-        #expect(entries.allSatisfy { $0.pass == 3 && $0.mode == .tracking && $0.time == 1_500 })
+        #expect(entries.allSatisfy { $0.pass == 3 && $0.mode == .tracking && $0.time == at(ns: 1_500) })
         #expect(entries[1].label == "reload")
         #expect(entries.map(\.sequence) == [0, 1, 2])
     }
 
     @Test func logsMarksPoolAndCommitsTakeTheLastPassAndModeAndTheRecorderClock() {
-        let clock = ManualClock(42)
+        let clock = ManualClock(at(ns: 42))
         let recorder = TraceRecorder(clock: clock)
         var script = EventScript(recorder: recorder, clock: clock)
         script.pass = 9
@@ -34,8 +34,8 @@ import RunLoopCore
                                      phases: [.init(name: "layout", layers: ["table"]), .init(name: "display", layers: ["cell"])]))
         let entries = recorder.entries
         #expect(entries.count == 5)
-        #expect(entries[1].kind == .log && entries[1].label == "reloadData" && entries[1].time == 42)
-        #expect(entries[2].kind == .mark && entries[2].time == 1_000_042)
+        #expect(entries[1].kind == .log && entries[1].label == "reloadData" && entries[1].time == at(ns: 42))
+        #expect(entries[2].kind == .mark && entries[2].time == at(ns: 1_000_042))
         #expect(entries.dropFirst().allSatisfy { $0.pass == 9 && $0.mode == "custom" })
         guard case .pool(let pool) = entries[3].kind else { Issue.record("not a pool entry"); return }
         #expect(pool.released == 119)
@@ -82,7 +82,7 @@ import RunLoopCore
         script.activity(.beforeSources)
         script.activity(.beforeWaiting)
         script.sleep()
-        script.time = 5_000_000
+        script.time = at(ms: 5)
         script.pass = 2
         script.wake()
         script.activity(.afterWaiting)

@@ -1,6 +1,7 @@
 import Testing
 import PThreads
 import CRunLoopShims
+import RunLoopDiagnostics
 @testable import RunLoopCore
 #if canImport(Glibc)
 import Glibc
@@ -22,45 +23,58 @@ struct BadInput {
         #expect(text.contains("but this loop belongs to thread"))
     }
 
-    @Test("NaN interval, tolerance or delay throws a LoopError; negative values clamp")
+    @Test("NaN seconds throw LoopError.notANumber; negative seconds clamp as in CF; negative durations throw")
     func nanAndNegative() throws {
-        func isNaNError(_ error: any Error, _ match: (LoopError) -> Double?) -> Bool {
-            guard let error = error as? LoopError, let value = match(error) else { return false }
-            return value.isNaN && error.description.contains("nan")
+        #expect(throws: LoopError.notANumber(what: "LoopTimer interval")) {
+            _ = try LoopTimer(fireAt: .zero, interval: Double.nan) { _ in }
         }
-        #expect { _ = try LoopTimer(fireAt: 0, interval: .nan) { _ in } } throws: { e in
-            isNaNError(e) { if case .invalidInterval(let v) = $0 { v } else { nil } }
+        #expect(throws: LoopError.notANumber(what: "LoopTimer tolerance")) {
+            _ = try LoopTimer(fireAt: .zero, interval: 0, tolerance: .nan) { _ in }
         }
-        #expect { _ = try LoopTimer(fireAt: 0, tolerance: .nan) { _ in } } throws: { e in
-            isNaNError(e) { if case .invalidTolerance(let v) = $0 { v } else { nil } }
+        #expect(throws: LoopError.notANumber(what: "LoopTimer delay")) {
+            _ = try LoopTimer(after: Double.nan, clock: MonotonicClock.shared) { _ in }
         }
-        #expect { _ = try LoopTimer(after: .nan, clock: MonotonicClock.shared) { _ in } } throws: { e in
-            isNaNError(e) { if case .invalidDelay(let v) = $0 { v } else { nil } }
+        #expect(LoopError.notANumber(what: "LoopTimer delay").description.contains("NaN"))
+        #expect(throws: LoopError.negativeDuration(.seconds(-1), what: "LoopTimer interval")) {
+            _ = try LoopTimer(fireAt: .zero, interval: .seconds(-1)) { _ in }
         }
-        let timer = try LoopTimer(fireAt: 0, interval: -1, tolerance: -1) { _ in }
-        #expect(timer.interval == 0 && timer.tolerance == 0)
-        timer.tolerance = .nan
-        #expect(timer.tolerance == 0)
-        #expect(Diagnostics.wasEmitted("timer-tolerance-nan"))
-        let clock = VirtualClock(start: 100)
-        let soon = try LoopTimer(after: -5, clock: clock) { _ in }
-        #expect(soon.nextFireDate == 100)
+        #expect(throws: LoopError.negativeDuration(.seconds(-1), what: "LoopTimer tolerance")) {
+            _ = try LoopTimer(fireAt: .zero, tolerance: .seconds(-1)) { _ in }
+        }
+        let timer = try LoopTimer(fireAt: .zero, interval: -1.0, tolerance: -1) { _ in }
+        #expect(timer.interval == .zero && timer.tolerance == .zero)
+        try timer.setTolerance(.milliseconds(3))
+        #expect(throws: LoopError.negativeDuration(.seconds(-1), what: "LoopTimer tolerance")) {
+            try timer.setTolerance(.seconds(-1))
+        }
+        #expect(timer.tolerance == .milliseconds(3))
+        let start = LoopInstant(nanoseconds: 100)
+        let clock = VirtualClock(start: start)
+        let soon = try LoopTimer(after: -5.0, clock: clock) { _ in }
+        #expect(soon.nextFireDate == start)
+        let soonTyped = try LoopTimer(after: .seconds(-5), clock: clock) { _ in }
+        #expect(soonTyped.nextFireDate == start)
         clock.advance(seconds: -1)
         clock.advance(seconds: .nan)
-        #expect(clock.now == 100)
+        #expect(throws: LoopError.negativeDuration(.nanoseconds(-1), what: "VirtualClock.advance(by:)")) {
+            try clock.advance(by: .nanoseconds(-1))
+        }
+        clock.advance(to: .zero)  // earlier than now: time does not go back
+        #expect(clock.now == start)
     }
 
     @Test("a NaN run timeout is one polling pass, with a diagnostic")
     func nanTimeout() {
         let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
+        let recorder = DiagnosticsRecorder()
         loop.add(LoopSource {}, mode: .default)
         #expect(loop.run(mode: .default, timeout: .nan) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "X"])
-        #expect(Diagnostics.wasEmitted("run-nan-timeout"))
+        #expect(!recorder.diagnostics(withID: .runTimeoutNaN).isEmpty)
     }
 
-    @Test("every item kind added to a second loop is ignored, with a diagnostic")
+    @Test("every item kind added to a second loop is refused (belongsToAnotherLoop), with a diagnostic")
     func secondLoop() throws {
         let (first, _) = virtualLoop()
         defer { first.tearDown() }
@@ -69,64 +83,73 @@ struct BadInput {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         defer { close(fds[0]); close(fds[1]) }
-        let observer = LoopObserver(activities: .entry) { _, _ in }
-        let port = LoopPortSource { _ in }
-        let file = LoopFileSource(fd: fds[0], events: .readable) { _ in }
-        let timer = try LoopTimer(fireAt: 1) { _ in }
-        first.add(observer, mode: .default)
-        first.add(port, mode: .default)
-        first.add(file, mode: .default)
-        first.add(timer, mode: .default)
+        let recorder = DiagnosticsRecorder()
+        let observer = LoopObserver(activities: .entry, label: "second-loop-observer") { _, _ in }
+        let port = LoopPortSource(label: "second-loop-port") { _ in }
+        let file = LoopFileSource(fd: fds[0], events: .readable, label: "second-loop-file") { _ in }
+        let timer = try LoopTimer(fireAt: LoopInstant(nanoseconds: 1), label: "second-loop-timer") { _ in }
+        #expect(first.add(observer, mode: .default) == .added)
+        #expect(first.add(port, mode: .default) == .added)
+        #expect(first.add(file, mode: .default) == .added)
+        #expect(first.add(timer, mode: .default) == .added)
         for mode in [Loop.Mode.default, .common] {
-            second.add(observer, mode: mode)
-            second.add(port, mode: mode)
-            second.add(file, mode: mode)
-            second.add(timer, mode: mode)
+            #expect(second.add(observer, mode: mode) == .refused(.belongsToAnotherLoop))
+            #expect(second.add(port, mode: mode) == .refused(.belongsToAnotherLoop))
+            #expect(second.add(file, mode: mode) == .refused(.belongsToAnotherLoop))
+            #expect(second.add(timer, mode: mode) == .refused(.belongsToAnotherLoop))
             #expect(!second.contains(observer, mode: mode) && !second.contains(port, mode: mode))
             #expect(!second.contains(file, mode: mode) && !second.contains(timer, mode: mode))
         }
-        #expect(Diagnostics.wasEmitted("second-loop-item"))
+        for label in ["second-loop-observer", "second-loop-port", "second-loop-file", "second-loop-timer"] {
+            let reported = recorder.diagnostics(withID: .addRefused, item: label)
+            #expect(reported.count == 2, "\(label)")
+            #expect(reported.allSatisfy { $0.severity == .warning && $0.message.contains("another loop") }, "\(reported)")
+        }
         #expect(first.contains(port, mode: .default) && first.contains(file, mode: .default))
     }
 
-    @Test("removing an absent item is a no-op and creates no mode")
+    @Test("removing an absent item is a no-op that returns false and creates no mode")
     func removeAbsent() throws {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
-        loop.remove(LoopObserver(activities: .entry) { _, _ in }, mode: "X")
-        loop.remove(LoopSource {}, mode: .default)
-        loop.remove(LoopSource {}, mode: .common)
-        loop.remove(LoopPortSource { _ in }, mode: .default)
-        loop.remove(LoopFileSource(fd: 0, events: .readable) { _ in }, mode: .default)
-        loop.remove(try LoopTimer(fireAt: 0) { _ in }, mode: .common)
+        #expect(!loop.remove(LoopObserver(activities: .entry) { _, _ in }, mode: "X"))
+        #expect(!loop.remove(LoopSource {}, mode: .default))
+        #expect(!loop.remove(LoopSource {}, mode: .common))
+        #expect(!loop.remove(LoopPortSource { _ in }, mode: .default))
+        #expect(!loop.remove(LoopFileSource(fd: 0, events: .readable) { _ in }, mode: .default))
+        #expect(!loop.remove(try LoopTimer(fireAt: .zero) { _ in }, mode: .common))
         #expect(loop.allModes == [.default])
         #expect(loop.isFinished(mode: .default))
     }
 
-    @Test("invalidated items: adding is ignored, signal/send/setNextFireDate are harmless")
+    @Test("invalidated items: adding is refused (invalidated), send throws closed, signal/setNextFireDate are harmless")
     func invalidatedItems() throws {
         let (loop, clock) = virtualLoop()
         defer { loop.tearDown() }
-        let observer = LoopObserver(activities: .entry) { _, _ in }
-        let source = LoopSource {}
-        let port = LoopPortSource { _ in }
-        let file = LoopFileSource(fd: 0, events: .readable) { _ in }
-        let timer = try LoopTimer(after: 1, clock: clock) { _ in }
+        let recorder = DiagnosticsRecorder()
+        let observer = LoopObserver(activities: .entry, label: "invalid-observer") { _, _ in }
+        let source = LoopSource(label: "invalid-source") {}
+        let port = LoopPortSource(label: "invalid-port") { _ in }
+        let file = LoopFileSource(fd: 0, events: .readable, label: "invalid-file") { _ in }
+        let timer = try LoopTimer(after: .seconds(1), clock: clock, label: "invalid-timer") { _ in }
         observer.invalidate(); source.invalidate(); port.invalidate(); file.invalidate(); timer.invalidate()
-        loop.add(observer, mode: .default)
-        loop.add(source, mode: .common)
-        loop.add(port, mode: .default)
-        loop.add(file, mode: .default)
-        loop.add(timer, mode: .default)
+        #expect(loop.add(observer, mode: .default) == .refused(.invalidated))
+        #expect(loop.add(source, mode: .common) == .refused(.invalidated))
+        #expect(loop.add(port, mode: .default) == .refused(.invalidated))
+        #expect(loop.add(file, mode: .default) == .refused(.invalidated))
+        #expect(loop.add(timer, mode: .default) == .refused(.invalidated))
         #expect(loop.isFinished(mode: .default))
         #expect(loop.observers(in: .default).isEmpty)
         source.signal()
         #expect(!source.isSignalled)
-        port.send([1])
+        #expect(throws: LoopPortSource.SendError.closed) { try port.send([1]) }
+        #expect(throws: LoopPortSource.SendError.closed) { try port.send(value: 1) }
         #expect(port.pendingCount == 0)
-        timer.setNextFireDate(0)
+        timer.setNextFireDate(.zero)
         #expect(!timer.isValid)
-        #expect(Diagnostics.wasEmitted("invalid-item-added"))
+        for label in ["invalid-observer", "invalid-source", "invalid-port", "invalid-file", "invalid-timer"] {
+            #expect(recorder.diagnostics(withID: .addRefused, item: label).count == 1, "\(label)")
+        }
     }
 
     @Test("running the common pseudo-mode returns .finished (R1)")
@@ -135,18 +158,32 @@ struct BadInput {
         defer { loop.tearDown() }
         loop.add(LoopSource {}, mode: .common)
         #expect(loop.run(mode: .common, timeout: 1) == .finished)
+        #expect(loop.run(mode: .common, timeout: .seconds(1)) == .finished)
     }
 
-    @Test("an fd the kernel cannot watch (closed, regular file) is refused with a diagnostic")
-    func badDescriptor() {
+    @Test("an fd the kernel cannot watch (closed, regular file) is refused with the failed call and a diagnostic")
+    func badDescriptor() throws {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
-        let closed = LoopFileSource(fd: 9_999, events: .readable) { _ in }
-        loop.add(closed, mode: .default)
+        let recorder = DiagnosticsRecorder()
+        let closed = LoopFileSource(fd: 9_999, events: .readable, label: "bad-fd-closed") { _ in }
+        #expect(loop.add(closed, mode: .default)
+                == .refused(.systemCall(SystemCallError(call: "epoll_ctl(ADD)", code: EBADF))))
         #expect(!loop.contains(closed, mode: .default))
         #expect(loop.isFinished(mode: .default))
         // It was not bound: another loop may still take it (and refuse it the same way).
         #expect(closed.isValid)
+        #expect(recorder.diagnostics(withID: .addRefused, item: "bad-fd-closed").count == 1)
+
+        var template = Array("/tmp/runloopkit-regular-XXXXXX".utf8CString)
+        let regular = mkstemp(&template)
+        try #require(regular >= 0)
+        defer { close(regular); unlink(template) }
+        let plain = LoopFileSource(fd: regular, events: .readable, label: "bad-fd-regular") { _ in }
+        #expect(loop.add(plain, mode: .default)
+                == .refused(.systemCall(SystemCallError(call: "epoll_ctl(ADD)", code: EPERM))))
+        #expect(!loop.contains(plain, mode: .default))
+        #expect(recorder.diagnostics(withID: .addRefused, item: "bad-fd-regular").count == 1)
     }
 }
 
@@ -221,7 +258,7 @@ struct Allocations {
             }, mode: .default)
             let source = LoopSource { worstDuringCallouts = max(worstDuringCallouts, rlk_heap_in_use() - baseline) }
             loop.add(source, mode: .default)
-            loop.add(try! LoopTimer(fireAt: .max / 2) { _ in }, mode: .default)
+            loop.add(try! LoopTimer(fireAt: LoopInstant(nanoseconds: .max / 2)) { _ in }, mode: .default)
             func pass() {
                 source.signal()
                 baseline = rlk_heap_in_use()

@@ -36,7 +36,7 @@ struct CFRunLoopReferenceCases {
         source.signal()
         #expect(loop.run(mode: .default, timeout: 0.05) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "perform", "BT", "BS", "BW", "AW", "X"])
-        #expect(clock.now == 50 * ms)
+        #expect(clock.now == at(ms: 50))
     }
 
     @Test("case04: timeout 0 polls once: no BW/AW")
@@ -55,7 +55,7 @@ struct CFRunLoopReferenceCases {
         loop.add(try LoopTimer(after: 0.02, clock: clock, label: "timer") { _ in trace.add("timer") }, mode: .default)
         #expect(loop.run(mode: .default, timeout: 1) == .finished)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "timer", "X"])
-        #expect(clock.now == 20 * ms)
+        #expect(clock.now == at(ms: 20))
     }
 
     @Test("case06: timers do not count as handled (L-d)")
@@ -66,7 +66,7 @@ struct CFRunLoopReferenceCases {
         loop.add(try LoopTimer(after: 0.02, clock: clock, label: "timer") { _ in trace.add("timer") }, mode: .default)
         #expect(loop.run(mode: .default, timeout: 0.2, returnAfterSourceHandled: true) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "timer", "BT", "BS", "BW", "AW", "X"])
-        #expect(clock.now == 200 * ms)
+        #expect(clock.now == at(ms: 200))
     }
 
     @Test("case07: a block-only mode sleeps to the timeout (L-f)")
@@ -76,7 +76,7 @@ struct CFRunLoopReferenceCases {
         loop.perform(inMode: .default) { trace.add("block") }
         #expect(loop.run(mode: .default, timeout: 0.1) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "block", "BW", "AW", "X"])
-        #expect(clock.now == 100 * ms)
+        #expect(clock.now == at(ms: 100))
     }
 
     @Test("case08: blocks queued by a perform and by a block; blocks before sources0 (B3)")
@@ -251,26 +251,26 @@ struct CFRunLoopReferenceCases {
         var fires: [UInt64] = []
         var datesInCallout: [UInt64] = []
         let timer = try LoopTimer(after: 0.02, clock: clock, interval: 0.02, label: "tick") { timer in
-            fires.append(clock.now / ms)
-            datesInCallout.append(timer.nextFireDate / ms)
+            fires.append(clock.now.ms)
+            datesInCallout.append(timer.nextFireDate.ms)
             if fires.count == 1 { clock.advance(seconds: 0.075) }
         }
         loop.add(timer, mode: .default)
         #expect(loop.run(mode: .default, timeout: 0.13) == .timedOut)
         #expect(fires == [20, 100, 120])
         #expect(datesInCallout == [20, 100, 120])
-        #expect(timer.nextFireDate == 140 * ms)
+        #expect(timer.nextFireDate == at(ms: 140))
     }
 
     @Test("case14: all overdue timers fire in one pass; invalidated ones are skipped (T4)")
     func case14() throws {
         let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let t20 = try LoopTimer(fireAt: 20 * ms, label: "t20") { _ in trace.add("t20") }
-        let t10 = try LoopTimer(fireAt: 10 * ms, label: "t10") { _ in trace.add("t10"); t20.invalidate() }
-        let t30 = try LoopTimer(fireAt: 30 * ms, label: "t30") { _ in trace.add("t30") }
+        let t20 = try LoopTimer(fireAt: at(ms: 20), label: "t20") { _ in trace.add("t20") }
+        let t10 = try LoopTimer(fireAt: at(ms: 10), label: "t10") { _ in trace.add("t10"); t20.invalidate() }
+        let t30 = try LoopTimer(fireAt: at(ms: 30), label: "t30") { _ in trace.add("t30") }
         for t in [t30, t20, t10] { loop.add(t, mode: .default) }
-        clock.advance(by: 40 * ms)
+        try clock.advance(by: .milliseconds(40))
         #expect(loop.run(mode: .default, timeout: 1) == .finished)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "t10", "t30", "X"])
     }
@@ -280,16 +280,16 @@ struct CFRunLoopReferenceCases {
         let (loop, clock) = virtualLoop()
         defer { loop.tearDown() }
         let other: Loop.Mode = "Other"
-        var fires: [UInt64] = []
-        let timer = try LoopTimer(after: 0.005, clock: clock, interval: 1, label: "t") { timer in
+        var fires: [LoopInstant] = []
+        let timer = try LoopTimer(after: .milliseconds(5), clock: clock, interval: .seconds(1), label: "t") { timer in
             fires.append(clock.now)
-            if fires.count == 1 { timer.setNextFireDate(clock.now + 10 * ms) } else { timer.invalidate() }
+            if fires.count == 1 { timer.setNextFireDate(clock.now.advanced(by: .milliseconds(10))) } else { timer.invalidate() }
         }
         loop.add(timer, mode: .default)
         loop.add(timer, mode: other)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
         #expect(loop.run(mode: .default, timeout: 0.1) == .timedOut)
-        #expect(fires == [5 * ms, 15 * ms])
+        #expect(fires == [at(ms: 5), at(ms: 15)])
         #expect(!loop.contains(timer, mode: .default))
         #expect(!loop.contains(timer, mode: other))
         #expect(loop.run(mode: other, timeout: 1) == .finished)
@@ -297,17 +297,17 @@ struct CFRunLoopReferenceCases {
         // A past date set in the callout fires again as soon as possible (T5).
         let trace = tracing(loop)
         var count = 0
-        let again = try LoopTimer(after: 0.02, clock: clock, interval: 10, label: "again") { timer in
+        let again = try LoopTimer(after: .milliseconds(20), clock: clock, interval: .seconds(10), label: "again") { timer in
             count += 1
             trace.add("fire\(count)")
-            if count == 1 { timer.setNextFireDate(0) } else { timer.invalidate() }
+            if count == 1 { timer.setNextFireDate(.zero) } else { timer.invalidate() }
         }
         loop.add(again, mode: .default)
         let start = clock.now
         #expect(loop.run(mode: .default, timeout: 0.1) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "fire1", "BT", "BS", "BW", "AW", "fire2",
                               "BT", "BS", "BW", "AW", "X"])
-        #expect(clock.now == start + 100 * ms)
+        #expect(clock.now == start.advanced(by: .milliseconds(100)))
     }
 
     @Test("case16: signal or perform without wakeUp does not wake a sleeping loop (S1, B1)")
@@ -323,7 +323,7 @@ struct CFRunLoopReferenceCases {
             loop.add(LoopSource(label: "idle") {}, mode: .default)
             #expect(loop.run(mode: .default, timeout: 0.06) == .timedOut)
             #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "xblock", "X"])
-            #expect(clock.now == 60 * ms)
+            #expect(clock.now == at(ms: 60))
         }
         do {
             let (loop, _, trace) = tracedVirtualLoop()
@@ -368,7 +368,7 @@ struct CFRunLoopReferenceCases {
     func case18() {
         let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        loop.async(label: "q") { trace.add("q") }
+        loop.submit(label: "q") { trace.add("q") }
         #expect(loop.run(mode: .default, timeout: 0.5, returnAfterSourceHandled: true) == .handledSource)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "q", "X"])
 
@@ -376,7 +376,7 @@ struct CFRunLoopReferenceCases {
         trace.reset()
         let other: Loop.Mode = "Other"
         recordActivities(loop, trace, mode: other)
-        loop.async(label: "q2") { trace.add("q2") }
+        loop.submit(label: "q2") { trace.add("q2") }
         #expect(loop.run(mode: other, timeout: 0.5) == .finished)
         #expect(trace.all == [])
         #expect(loop.run(mode: .default, timeout: 0.5, returnAfterSourceHandled: true) == .handledSource)
@@ -385,9 +385,9 @@ struct CFRunLoopReferenceCases {
         // A nested run inside async work finishes at once; work queued there is deferred (R4a, X4).
         trace.reset()
         let nested = Trace()
-        loop.async(label: "outer") {
+        loop.submit(label: "outer") {
             trace.add("outer")
-            loop.async(label: "inner") { trace.add("inner") }
+            loop.submit(label: "inner") { trace.add("inner") }
             nested.add("\(loop.run(mode: .default, timeout: 0.5))")
         }
         #expect(loop.run(mode: .default, timeout: 0.5, returnAfterSourceHandled: true) == .handledSource)
@@ -404,7 +404,7 @@ struct CFRunLoopReferenceCases {
         defer { loop.tearDown() }
         loop.add(try LoopTimer(after: 0.01, clock: clock, label: "timer") { _ in
             trace.add("timer")
-            loop.async(label: "q") { trace.add("q") }
+            loop.submit(label: "q") { trace.add("q") }
         }, mode: .default)
         #expect(loop.run(mode: .default, timeout: 0.5, returnAfterSourceHandled: true) == .handledSource)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "timer", "BT", "BS", "q", "X"])
@@ -441,12 +441,12 @@ struct DocExamples {
         }, mode: .default)
         let source = LoopSource(label: "work") { trace.add("perform") }
         loop.add(source, mode: .default)
-        loop.add(try LoopTimer(after: 0.02, clock: loop.clock, label: "tick") { _ in trace.add("tick") },
+        loop.add(try LoopTimer(after: .milliseconds(20), clock: loop.clock, label: "tick") { _ in trace.add("tick") },
                  mode: .default)
         source.signal()
         #expect(loop.run(mode: .default, timeout: 1) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "perform", "BT", "BS", "BW", "AW", "tick", "BT", "BS", "BW", "AW", "X"])
-        #expect(clock.now == 1_000 * ms)
+        #expect(clock.now == at(ms: 1_000))
     }
 
     @Test("the cross-thread example: a port message from another thread stops run()")
@@ -457,9 +457,13 @@ struct DocExamples {
                 if case .value(let command as String) = message, command == "quit" { loop.stop() }
             }
             loop.add(port, mode: .default)
-            let sender = BackgroundThread { port.send(value: "quit") }
+            let failures = Trace()
+            let sender = BackgroundThread {
+                do { try port.send(value: "quit") } catch { failures.add("\(error)") }
+            }
             loop.run()
             sender.join()
+            #expect(failures.all == [])
         }
     }
 }

@@ -67,13 +67,19 @@ struct CrossThread {
             if received.all.count == 3 { loop.stop() }
         }
         loop.add(port, mode: .default)
+        let failures = Trace()
         let other = whenAsleep(loop) {
-            port.send([1, 2])
-            port.send(value: 42)
-            port.send([3])
+            do {
+                try port.send([1, 2])
+                try port.send(value: 42)
+                try port.send([3])
+            } catch {
+                failures.add("\(error)")
+            }
         }
         #expect(loop.run(mode: .default, timeout: 10) == .stopped)
         other.join()
+        #expect(failures.all == [])
         #expect(received.all == ["bytes[1, 2]", "value 42", "bytes[3]"])
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "m", "BT", "BS", "BW", "AW", "m",
                               "BT", "BS", "BW", "AW", "m", "X"])
@@ -98,12 +104,12 @@ struct CrossThread {
         defer { loop.tearDown() }
         let trace = tracing(loop)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
-        let timer = try LoopTimer(after: 0, clock: loop.clock, label: "timer") { _ in
+        let timer = try LoopTimer(after: .zero, clock: loop.clock, label: "timer") { _ in
             trace.add("timer")
             loop.stop()
         }
         let other = whenAsleep(loop) {
-            timer.setNextFireDate(loop.clock.now + 20 * ms)
+            timer.setNextFireDate(loop.clock.now.advanced(by: .milliseconds(20)))
             loop.add(timer, mode: .default)
         }
         #expect(loop.run(mode: .default, timeout: 10) == .stopped)
@@ -120,14 +126,14 @@ struct CrossThread {
         // Each fire moves the deadline on the loop thread (no system call then); every later
         // fire needs a blocking wait on the timerfd, so a deadline not armed before the wait
         // would sleep until the 10 s safety timeout.
-        let repeating = try LoopTimer(after: 0.002, clock: loop.clock, interval: 0.002, label: "tick") { _ in
+        let repeating = try LoopTimer(after: .milliseconds(2), clock: loop.clock, interval: .milliseconds(2), label: "tick") { _ in
             trace.add("tick")
             if trace.all.count == 3 { loop.stop() }
         }
         loop.add(repeating, mode: .default)
         // A one-shot added, then removed, while the loop is awake: its earlier deadline must
         // not stay armed either (it would wake the wait for nothing).
-        let oneShot = try LoopTimer(after: 0.001, clock: loop.clock, label: "removed") { _ in trace.add("removed") }
+        let oneShot = try LoopTimer(after: .milliseconds(1), clock: loop.clock, label: "removed") { _ in trace.add("removed") }
         loop.add(oneShot, mode: .default)
         loop.remove(oneShot, mode: .default)
         let passes = loop.passCount
@@ -154,13 +160,13 @@ struct CrossThread {
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "BT", "BS", "late", "X"])
     }
 
-    @Test("async from another thread wakes a loop running a common mode")
+    @Test("submit from another thread wakes a loop running a common mode")
     func asyncFromAnotherThread() {
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
         let trace = tracing(loop)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
-        let other = whenAsleep(loop) { loop.async(label: "q") { trace.add("q") } }
+        let other = whenAsleep(loop) { loop.submit(label: "q") { trace.add("q") } }
         #expect(loop.run(mode: .default, timeout: 10, returnAfterSourceHandled: true) == .handledSource)
         other.join()
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "q", "X"])
@@ -209,7 +215,7 @@ struct CrossThread {
                     loop.add(try! LoopTimer(after: 100, clock: loop.clock) { _ in }, mode: .common)
                     loop.perform { trace.add("dropped block ran") }
                     loop.perform(inMode: "Never") { trace.add("dropped block ran") }
-                    loop.async { trace.add("dropped async ran") }
+                    loop.submit { trace.add("dropped async ran") }
                     loop.run(mode: "Other", timeout: 0)  // not common: the block and async work stay queued
                 }
             }
@@ -234,7 +240,7 @@ struct CrossThread {
                     loop.add(LoopPortSource { _ in }, mode: "Other")
                     loop.add(try! LoopTimer(after: 0, clock: loop.clock, interval: 1) { _ in }, mode: .default)
                     loop.perform {}
-                    loop.async {}
+                    loop.submit {}
                     loop.run(mode: .default, timeout: 0)
                     loop.perform(inMode: "Never") {}
                 }

@@ -12,10 +12,10 @@ struct EventSinkTests {
         func loop(_ loop: Loop, emitted event: LoopEvent) {
             switch event.kind {
             case .activity(let a): lines.append("\(a.shortName)#\(event.pass)")
-            case .calloutBegin(let k): lines.append("begin \(k) \(event.label)@\(event.time / 1_000_000)")
+            case .calloutBegin(let k): lines.append("begin \(k) \(event.label)@\(event.time.ms)")
             case .calloutEnd(let k): lines.append("end \(k) \(event.label)")
             case .sleep: lines.append("sleep")
-            case .wake: lines.append("wake@\(event.time / 1_000_000)")
+            case .wake: lines.append("wake@\(event.time.ms)")
             case .runBegin: lines.append("runBegin \(event.mode)")
             case .runEnd(let r): lines.append("runEnd \(r)")
             }

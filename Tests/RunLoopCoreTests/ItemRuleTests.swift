@@ -1,5 +1,6 @@
 import Testing
 import CRunLoopShims
+import RunLoopDiagnostics
 @testable import RunLoopCore
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +16,8 @@ struct ObserverRules {
         let a = LoopObserver(activities: .entry, order: 3, label: "a") { _, _ in }
         let b = LoopObserver(activities: .entry, order: 1, label: "b") { _, _ in }
         let c = LoopObserver(activities: .entry, order: 3, label: "c") { _, _ in }
-        for o in [a, b, c, a] { loop.add(o, mode: .default) }
+        for o in [a, b, c] { #expect(loop.add(o, mode: .default) == .added) }
+        #expect(loop.add(a, mode: .default) == .alreadyPresent)
         #expect(loop.observers(in: .default).map(\.label) == ["b", "a", "c"])
     }
 
@@ -26,17 +28,18 @@ struct ObserverRules {
         let (second, _) = virtualLoop()
         defer { second.tearDown() }
         let trace = Trace()
-        let observer = LoopObserver(activities: .entry) { _, _ in trace.add("E") }
+        let recorder = DiagnosticsRecorder()
+        let observer = LoopObserver(activities: .entry, label: "o2-observer") { _, _ in trace.add("E") }
         loop.add(observer, mode: .default)
         loop.add(observer, mode: "Other")
-        second.add(observer, mode: .default)
+        #expect(second.add(observer, mode: .default) == .refused(.belongsToAnotherLoop))
         #expect(loop.contains(observer, mode: .default) && loop.contains(observer, mode: "Other"))
         #expect(!second.contains(observer, mode: .default))
-        #expect(Diagnostics.wasEmitted("second-loop-item"))
+        #expect(recorder.diagnostics(withID: .addRefused, item: "o2-observer").count == 1)
         // Once it left every mode of the first loop, another loop may take it.
         loop.remove(observer, mode: .default)
         loop.remove(observer, mode: "Other")
-        second.add(observer, mode: .default)
+        #expect(second.add(observer, mode: .default) == .added)
         #expect(second.contains(observer, mode: .default))
     }
 
@@ -352,34 +355,34 @@ struct SourceRules {
         #expect(!source.isSignalled && !source.isValid)
         #expect(Set(trace.all) == ["cancel kCFRunLoopDefaultMode", "cancel A", "cancel B"])
         #expect(!loop.contains(source, mode: .default) && !second.contains(source, mode: "B"))
-        loop.add(source, mode: .default)  // ignored: invalid
+        #expect(loop.add(source, mode: .default) == .refused(.invalidated))
         #expect(!loop.contains(source, mode: .default))
     }
 
     @Test("S7 a port message wakes the loop; the handler runs after AW")
-    func s7() {
+    func s7() throws {
         let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
         let port = LoopPortSource(label: "port") { message in
             if case .value(let v) = message { trace.add("got \(v)") }
         }
         loop.add(port, mode: .default)
-        port.send(value: "hi")
+        try port.send(value: "hi")
         #expect(loop.run(mode: .default, timeout: 1, returnAfterSourceHandled: true) == .handledSource)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "got hi", "X"])
     }
 
-    @Test("S8 an invalidated port drops its messages and is not handled")
-    func s8() {
+    @Test("S8 an invalidated port drops its messages, refuses new ones (closed) and is not handled")
+    func s8() throws {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         let trace = Trace()
         let port = LoopPortSource { _ in trace.add("m") }
         loop.add(port, mode: .default)
         loop.add(LoopSource {}, mode: .default)
-        port.send([1])
+        try port.send([1])
         port.invalidate()
-        port.send([2])
+        #expect(throws: LoopPortSource.SendError.closed) { try port.send([2]) }
         #expect(port.pendingCount == 0)
         #expect(loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: true) == .timedOut)
         #expect(trace.all == [])

@@ -62,11 +62,12 @@ public func rlkMainThreadProbe() {
     var result = loop.run(mode: .default, timeout: 5, returnAfterSourceHandled: true)
     check(result == .handledSource && trace.all == ["E", "BT", "BS", "BW", "AW", "q", "X"], "case18 \(result)", trace.all)
 
-    // loop.async on the main loop is DispatchQueue.main.
+    // loop.submit on the main loop is DispatchQueue.main (and always accepted).
     trace.reset()
-    loop.async { trace.add("viaLoopAsync") }
+    let accepted = loop.submit { trace.add("viaLoopSubmit") }
     result = loop.run(mode: .default, timeout: 5, returnAfterSourceHandled: true)
-    check(result == .handledSource && trace.all == ["E", "BT", "BS", "BW", "AW", "viaLoopAsync", "X"], "loop.async", trace.all)
+    check(accepted && result == .handledSource && trace.all == ["E", "BT", "BS", "BW", "AW", "viaLoopSubmit", "X"],
+          "loop.submit", trace.all)
 
     // R3, R4a: a non-common, observer-only mode is finished even with main-queue work pending.
     trace.reset()

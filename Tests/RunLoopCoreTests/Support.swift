@@ -53,8 +53,6 @@ func tracedVirtualLoop() -> (Loop, VirtualClock, Trace) {
     return (loop, clock, tracing(loop))
 }
 
-let ms: UInt64 = 1_000_000
-
 /// Open file descriptors of the process.
 func openDescriptorCount() -> Int {
     guard let dir = opendir("/proc/self/fd") else { return -1 }

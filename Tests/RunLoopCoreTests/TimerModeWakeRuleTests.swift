@@ -9,24 +9,24 @@ import Glibc
 /// Timer (T*), mode (M*) and stop/wake/registry (W*) rules of Docs/Rules.md.
 @Suite("TimerRules")
 struct TimerRules {
-    @Test("T1 NaN is refused, negative interval means one-shot, past fire dates fire at once")
+    @Test("T1 NaN is refused, a negative Double interval means one-shot (a negative Duration throws), past fire dates fire at once")
     func t1() throws {
-        #expect {
-            _ = try LoopTimer(fireAt: 0, interval: .nan) { _ in }
-        } throws: { error in
-            guard case LoopError.invalidInterval(let value) = error else { return false }
-            return value.isNaN
+        #expect(throws: LoopError.notANumber(what: "LoopTimer interval")) {
+            _ = try LoopTimer(fireAt: .zero, interval: Double.nan) { _ in }
+        }
+        #expect(throws: LoopError.negativeDuration(.seconds(-3), what: "LoopTimer interval")) {
+            _ = try LoopTimer(fireAt: .zero, interval: .seconds(-3)) { _ in }
         }
         let (loop, clock) = virtualLoop()
         defer { loop.tearDown() }
-        clock.advance(by: 50 * ms)
+        try clock.advance(by: .milliseconds(50))
         var fires = 0
-        let timer = try LoopTimer(fireAt: 0, interval: -3) { _ in fires += 1 }
-        #expect(timer.interval == 0)
+        let timer = try LoopTimer(fireAt: .zero, interval: -3.0) { _ in fires += 1 }
+        #expect(timer.interval == .zero)
         loop.add(timer, mode: .default)
         #expect(loop.run(mode: .default, timeout: 1) == .finished)
         #expect(fires == 1 && !timer.isValid)
-        #expect(clock.now == 50 * ms)
+        #expect(clock.now == at(ms: 50))
     }
 
     @Test("T2 several modes of one loop; equal dates keep insertion order; a second loop is ignored")
@@ -36,12 +36,12 @@ struct TimerRules {
         let (second, _) = virtualLoop()
         defer { second.tearDown() }
         let trace = Trace()
-        let a = try LoopTimer(fireAt: 10 * ms, label: "a") { _ in trace.add("a") }
-        let b = try LoopTimer(fireAt: 10 * ms, label: "b") { _ in trace.add("b") }
+        let a = try LoopTimer(fireAt: at(ms: 10), label: "a") { _ in trace.add("a") }
+        let b = try LoopTimer(fireAt: at(ms: 10), label: "b") { _ in trace.add("b") }
         loop.add(a, mode: .default)
         loop.add(b, mode: .default)
         loop.add(a, mode: "Other")
-        second.add(a, mode: .default)
+        #expect(second.add(a, mode: .default) == .refused(.belongsToAnotherLoop))
         #expect(!second.contains(a, mode: .default))
         #expect(loop.contains(a, mode: "Other"))
         loop.remove(a, mode: "Other")
@@ -54,14 +54,14 @@ struct TimerRules {
     func t3() throws {
         let (loop, clock) = virtualLoop()
         defer { loop.tearDown() }
-        let late = try LoopTimer(fireAt: 30 * ms) { _ in }
-        let early = try LoopTimer(fireAt: 20 * ms) { _ in }
+        let late = try LoopTimer(fireAt: at(ms: 30)) { _ in }
+        let early = try LoopTimer(fireAt: at(ms: 20)) { _ in }
         loop.add(late, mode: .default)
-        #expect(loop.nextTimerFireDate(in: .default) == 30 * ms)
+        #expect(loop.nextTimerFireDate(in: .default) == at(ms: 30))
         loop.add(early, mode: .default)
-        #expect(loop.nextTimerFireDate(in: .default) == 20 * ms)
+        #expect(loop.nextTimerFireDate(in: .default) == at(ms: 20))
         loop.run(mode: .default, timeout: 1, returnAfterSourceHandled: false)
-        #expect(clock.now == 30 * ms)
+        #expect(clock.now == at(ms: 30))
         #expect(!early.isValid && !late.isValid)
     }
 
@@ -69,10 +69,10 @@ struct TimerRules {
     func t4() throws {
         let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        for (name, at) in [("c", 3), ("a", 1), ("b", 2)] {
-            loop.add(try LoopTimer(fireAt: UInt64(at) * ms, label: name) { _ in trace.add(name) }, mode: .default)
+        for (name, time) in [("c", 3), ("a", 1), ("b", 2)] {
+            loop.add(try LoopTimer(fireAt: at(ms: UInt64(time)), label: name) { _ in trace.add(name) }, mode: .default)
         }
-        clock.advance(by: 10 * ms)
+        try clock.advance(by: .milliseconds(10))
         loop.run(mode: .default, timeout: 1)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "a", "b", "c", "X"])
     }
@@ -81,28 +81,28 @@ struct TimerRules {
     func t5() throws {
         let (loop, clock) = virtualLoop()
         defer { loop.tearDown() }
-        var seen: [UInt64] = []
-        let timer = try LoopTimer(fireAt: 10 * ms, interval: 0.01) { t in
+        var seen: [LoopInstant] = []
+        let timer = try LoopTimer(fireAt: at(ms: 10), interval: .milliseconds(10)) { t in
             seen.append(t.nextFireDate)
-            if seen.count == 1 { clock.advance(by: 35 * ms) }  // 45 ms: ticks 20, 30, 40 are missed
+            if seen.count == 1 { clock.advance(ms: 35) }  // 45 ms: ticks 20, 30, 40 are missed
             if seen.count == 2 { t.invalidate() }
         }
         loop.add(timer, mode: .default)
         loop.run(mode: .default, timeout: 1)
-        #expect(seen == [10 * ms, 50 * ms])
+        #expect(seen == [at(ms: 10), at(ms: 50)])
     }
 
     @Test("T6 setNextFireDate outside a callout moves the timer; a past date means now")
     func t6() throws {
         let (loop, clock) = virtualLoop()
         defer { loop.tearDown() }
-        var at: [UInt64] = []
-        let timer = try LoopTimer(fireAt: 500 * ms) { _ in at.append(clock.now) }
+        var firedAt: [LoopInstant] = []
+        let timer = try LoopTimer(fireAt: at(ms: 500)) { _ in firedAt.append(clock.now) }
         loop.add(timer, mode: .default)
-        timer.setNextFireDate(40 * ms)
-        #expect(loop.nextTimerFireDate(in: .default) == 40 * ms)
+        timer.setNextFireDate(at(ms: 40))
+        #expect(loop.nextTimerFireDate(in: .default) == at(ms: 40))
         loop.run(mode: .default, timeout: 1)
-        #expect(at == [40 * ms])
+        #expect(firedAt == [at(ms: 40)])
     }
 
     @Test("T7 invalidate inside the callout: not rescheduled, removed from all modes")
@@ -110,7 +110,7 @@ struct TimerRules {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         var fires = 0
-        let timer = try LoopTimer(fireAt: 1 * ms, interval: 0.001) { t in
+        let timer = try LoopTimer(fireAt: at(ms: 1), interval: .milliseconds(1)) { t in
             fires += 1
             t.invalidate()
         }
@@ -125,8 +125,8 @@ struct TimerRules {
         do {  // t1 may wait 5 ms, so t1 and t2 fire together at 14 ms
             let (loop, clock, trace) = tracedVirtualLoop()
             defer { loop.tearDown() }
-            loop.add(try LoopTimer(fireAt: 10 * ms, tolerance: 0.005, label: "t1") { _ in trace.add("t1@\(clock.now / ms)") }, mode: .default)
-            loop.add(try LoopTimer(fireAt: 14 * ms, label: "t2") { _ in trace.add("t2@\(clock.now / ms)") }, mode: .default)
+            loop.add(try LoopTimer(fireAt: at(ms: 10), tolerance: .milliseconds(5), label: "t1") { _ in trace.add("t1@\(clock.now.ms)") }, mode: .default)
+            loop.add(try LoopTimer(fireAt: at(ms: 14), label: "t2") { _ in trace.add("t2@\(clock.now.ms)") }, mode: .default)
             loop.run(mode: .default, timeout: 1)
             #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "t1@14", "t2@14", "X"])
         }
@@ -134,23 +134,23 @@ struct TimerRules {
             let (loop, clock) = virtualLoop()
             defer { loop.tearDown() }
             let trace = Trace()
-            let t1 = try LoopTimer(fireAt: 10 * ms, interval: 0.01, tolerance: 1, label: "t1") { t in
-                trace.add("t1@\(clock.now / ms)")
+            let t1 = try LoopTimer(fireAt: at(ms: 10), interval: .milliseconds(10), tolerance: .seconds(1), label: "t1") { t in
+                trace.add("t1@\(clock.now.ms)")
                 t.invalidate()
             }
-            #expect(t1.tolerance == 1)
+            #expect(t1.tolerance == .seconds(1))
             loop.add(t1, mode: .default)
-            loop.add(try LoopTimer(fireAt: 16 * ms, label: "t2") { _ in trace.add("t2@\(clock.now / ms)") }, mode: .default)
+            loop.add(try LoopTimer(fireAt: at(ms: 16), label: "t2") { _ in trace.add("t2@\(clock.now.ms)") }, mode: .default)
             loop.run(mode: .default, timeout: 1)
             #expect(trace.all == ["t1@10", "t2@16"])
         }
         do {  // a lone timer is not delayed by its tolerance
             let (loop, clock) = virtualLoop()
             defer { loop.tearDown() }
-            var at: UInt64 = 0
-            loop.add(try LoopTimer(fireAt: 10 * ms, tolerance: 0.5) { _ in at = clock.now }, mode: .default)
+            var firedAt = LoopInstant.zero
+            loop.add(try LoopTimer(fireAt: at(ms: 10), tolerance: .milliseconds(500)) { _ in firedAt = clock.now }, mode: .default)
             loop.run(mode: .default, timeout: 1)
-            #expect(at == 10 * ms)
+            #expect(firedAt == at(ms: 10))
         }
     }
 
@@ -161,8 +161,8 @@ struct TimerRules {
         #expect(loop.nextTimerFireDate(in: .default) == nil)
         #expect(loop.nextTimerFireDate(in: "Missing") == nil)
         #expect(!loop.allModes.contains("Missing"))
-        loop.add(try LoopTimer(fireAt: 7 * ms) { _ in }, mode: .default)
-        #expect(loop.nextTimerFireDate(in: .default) == 7 * ms)
+        loop.add(try LoopTimer(fireAt: at(ms: 7)) { _ in }, mode: .default)
+        #expect(loop.nextTimerFireDate(in: .default) == at(ms: 7))
     }
 
     @Test("T10 a timer in another mode does not wake the running mode")
@@ -170,11 +170,11 @@ struct TimerRules {
         let (loop, clock) = virtualLoop()
         defer { loop.tearDown() }
         let trace = Trace()
-        let timer = try LoopTimer(fireAt: 10 * ms) { _ in trace.add("timer") }
+        let timer = try LoopTimer(fireAt: at(ms: 10)) { _ in trace.add("timer") }
         loop.add(timer, mode: "B")
         loop.add(LoopSource {}, mode: "A")
         #expect(loop.run(mode: "A", timeout: 0.1) == .timedOut)
-        #expect(clock.now == 100 * ms && trace.all == [])
+        #expect(clock.now == at(ms: 100) && trace.all == [])
         #expect(loop.run(mode: "B", timeout: 0.1) == .finished)
         #expect(trace.all == ["timer"])
     }
@@ -250,7 +250,7 @@ struct ModeRules {
         defer { loop.tearDown() }
         loop.addCommonMode(.tracking)
         let observer = LoopObserver(activities: .entry) { _, _ in }
-        let timer = try LoopTimer(fireAt: 1) { _ in }
+        let timer = try LoopTimer(fireAt: LoopInstant(nanoseconds: 1)) { _ in }
         loop.add(observer, mode: .common)
         loop.add(timer, mode: .common)
         loop.remove(observer, mode: .tracking)
@@ -292,7 +292,7 @@ struct ModeRules {
         let trace = Trace()
         let source = LoopSource(schedule: { _, m in trace.add("schedule \(m)") }) {}
         let observer = LoopObserver(activities: .entry) { _, _ in }
-        let timer = try LoopTimer(fireAt: 1) { _ in }
+        let timer = try LoopTimer(fireAt: LoopInstant(nanoseconds: 1)) { _ in }
         loop.add(source, mode: .common)
         loop.add(observer, mode: .common)
         loop.add(timer, mode: .common)
@@ -339,7 +339,7 @@ struct WakeRules {
         #expect(loop.run(mode: .default, timeout: 0.5) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "X"])
         #expect(loop.passCount - passes == 1)
-        #expect(clock.now - start == 500 * ms)
+        #expect(start.duration(to: clock.now) == .milliseconds(500))
     }
 
     @Test("W1 stop() is ignored when not running and stops only the innermost run")
@@ -377,7 +377,7 @@ struct WakeRules {
         loop.wakeUp()
         #expect(loop.run(mode: .default, timeout: 0.03) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "X"])
-        #expect(clock.now == 30 * ms)
+        #expect(clock.now == at(ms: 30))
     }
 
     @Test("W3 a wakeUp from an Entry observer is effective: the first wait returns at once")
@@ -386,7 +386,7 @@ struct WakeRules {
         defer { loop.tearDown() }
         loop.add(LoopSource {}, mode: .default)
         loop.add(LoopObserver(activities: .entry, order: 1) { _, _ in loop.wakeUp() }, mode: .default)
-        loop.add(LoopObserver(activities: .afterWaiting, order: 1) { _, _ in trace.add("@\(clock.now / ms)") },
+        loop.add(LoopObserver(activities: .afterWaiting, order: 1) { _, _ in trace.add("@\(clock.now.ms)") },
                  mode: .default)
         #expect(loop.run(mode: .default, timeout: 0.05) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "@0", "BT", "BS", "BW", "AW", "@50", "X"])
@@ -397,7 +397,7 @@ struct WakeRules {
         let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
         loop.add(LoopSource {}, mode: .default)
-        loop.add(LoopObserver(activities: .afterWaiting, order: 1) { _, _ in trace.add("@\(clock.now / ms)") },
+        loop.add(LoopObserver(activities: .afterWaiting, order: 1) { _, _ in trace.add("@\(clock.now.ms)") },
                  mode: .default)
         // stop() in Entry writes the wake descriptor, and the run ends at L0 without waiting.
         loop.add(LoopObserver(activities: .entry, repeats: false, order: 1) { _, _ in loop.stop() }, mode: .default)
@@ -448,7 +448,7 @@ struct WakeRules {
         runOnNewPThread {
             let loop = Loop.current
             let observer = LoopObserver(activities: .entry) { _, _ in }
-            let timer = try! LoopTimer(fireAt: .max) { _ in }
+            let timer = try! LoopTimer(fireAt: .distantFuture) { _ in }
             let source = LoopSource(cancel: { _, m in trace.add("cancel \(m)") }) {}
             loop.add(observer, mode: .default)
             loop.add(timer, mode: .default)

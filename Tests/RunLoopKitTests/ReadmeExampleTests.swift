@@ -21,7 +21,7 @@ struct ReadmeExampleTests {
             let events = LoopSource(label: "__handleEventQueue") {
                 table.setNeedsLayout()
                 recorder.log("reloadData")
-                loop.async { recorder.log("dispatch_get_main_queue") }
+                loop.submit { recorder.log("dispatch_get_main_queue") }
             }
             loop.add(events, mode: .default)
             events.signal()
