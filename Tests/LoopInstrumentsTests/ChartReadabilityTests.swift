@@ -15,7 +15,7 @@ import Testing
     func virtualSawtooth(turns: Int) -> TraceRecorder {
         let recorder = TraceRecorder(clock: ManualClock())
         var s = EventScript(recorder: recorder)
-        s.time = 0
+        s.time = .zero
         s.runBegin()
         s.activity(.entry)
         for turn in 1...turns {
@@ -30,7 +30,7 @@ import Testing
             s.callout(.observer, "_wrapRunLoopWithAutoreleasePoolHandler")
             sample(recorder, s.time, "after pool pop", entries: 1)
             s.sleep()
-            s.time += 16_000_000
+            s.time = s.time.advanced(by: .milliseconds(16))
         }
         s.activity(.exit)
         s.runEnd(.finished)
@@ -86,15 +86,15 @@ import Testing
         let recorder = TraceRecorder(clock: ManualClock())
         let s = EventScript(recorder: recorder)
         for turn in 0..<3 {
-            let t = LoopInstant(turn) * 16_000_000 + 1_000
-            s.time = t
+            let t = UInt64(turn) * 16_000_000 + 1_000
+            s.time = at(ns: t)
             s.activity(.afterWaiting)
-            sample(recorder, t + 10, "start", entries: 1)
-            s.time = t + 3_000_000
+            sample(recorder, at(ns: t + 10), "start", entries: 1)
+            s.time = at(ns: t + 3_000_000)
             s.activity(.beforeWaiting)
-            sample(recorder, t + 3_000_000, "before pop", entries: 500)
-            sample(recorder, t + 3_000_002, "after pop", entries: 1)
-            s.time = t + 3_000_001
+            sample(recorder, at(ns: t + 3_000_000), "before pop", entries: 500)
+            sample(recorder, at(ns: t + 3_000_002), "after pop", entries: 1)
+            s.time = at(ns: t + 3_000_001)
             s.sleep()
         }
         let doc = try #require(SVGElements.parse(MemoryChart.svg(recorder.entries)))
@@ -148,11 +148,11 @@ import Testing
         s.activity(.beforeWaiting)
         s.sleep()
         // Turn 2 at 100 ms: the callout moves the virtual clock by 20 ms.
-        s.time = 100_000_000
+        s.time = at(ms: 100)
         s.pass = 2
         s.wake()
         s.activity(.afterWaiting)
-        s.callout(.source0, "__handleEventQueue") { s.time += 20_000_000 }
+        s.callout(.source0, "__handleEventQueue") { s.time = s.time.advanced(by: .milliseconds(20)) }
         s.pass = 3
         s.activity(.beforeWaiting)
         s.sleep()

@@ -94,6 +94,6 @@ import RunLoopCore
         #expect(turns[0].entries.last?.kind == .sleep)
         #expect(turns[1].entries.first?.kind == .wake)
         #expect(turns[1].passes == 2...2)
-        #expect(turns[0].duration == 0)
+        #expect(turns[0].duration == .zero)
     }
 }

@@ -24,7 +24,7 @@ struct BoundedPortTests {
         #expect(port.pendingCount == 2)
         loop.run(mode: .default, timeout: 0)
         loop.run(mode: .default, timeout: 0)
-        #expect(received.items == ["1", "2"])
+        #expect(received.all == ["1", "2"])
         port.invalidate()
         #expect(throws: LoopPortSource.SendError.closed) { try port.send([4]) }
     }
@@ -38,10 +38,10 @@ struct BoundedPortTests {
         loop.add(port, mode: .default)
         for value in 0..<5 { try port.send([UInt8(value)]) }
         #expect(loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: true) == .handledSource)
-        #expect(received.items.count == 3, "the first pass takes three: \(received.items)")
-        #expect(Set(received.items).count == 1)
+        #expect(received.all.count == 3, "the first pass takes three: \(received.all)")
+        #expect(Set(received.all).count == 1)
         loop.run(mode: .default, timeout: 0)
-        #expect(received.items.count == 5 && port.pendingCount == 0)
+        #expect(received.all.count == 5 && port.pendingCount == 0)
     }
 
     @Test("a blocked send times out with .full, and succeeds once the loop makes room")

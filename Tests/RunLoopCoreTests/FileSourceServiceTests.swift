@@ -32,18 +32,18 @@ struct FileSourceServiceTests {
         let source = LoopFileSource(fd: a, events: .writable, label: "conn") { events in seen.add("\(events)") }
         #expect(loop.add(source, mode: .default) == .added)
         loop.run(mode: .default, timeout: 0)
-        #expect(seen.items == ["[writable]"])
+        #expect(seen.all == ["[writable]"])
 
         try source.setInterest([])                       // back-pressure: nothing asked for
         #expect(source.interest == [])
         loop.run(mode: .default, timeout: 0)
-        #expect(seen.items == ["[writable]"], "an fd with no interest must not be reported writable")
+        #expect(seen.all == ["[writable]"], "an fd with no interest must not be reported writable")
         #expect(loop.contains(source, mode: .default))
 
         try source.setInterest([.readable, .writable])
         writeByte(b)
         loop.run(mode: .default, timeout: 0)
-        #expect(seen.items == ["[writable]", "[readable, writable]"])
+        #expect(seen.all == ["[writable]", "[readable, writable]"])
     }
 
     @Test("a peer's shutdown reports hangUp, distinct from readable; an interest change on a closed fd throws")
@@ -56,10 +56,10 @@ struct FileSourceServiceTests {
         let source = LoopFileSource(fd: a, events: [], label: "idle") { events in seen.add("\(events)") }
         loop.add(source, mode: .default)
         loop.run(mode: .default, timeout: 0)
-        #expect(seen.items.isEmpty)
+        #expect(seen.all.isEmpty)
         #expect(shutdown(b, Int32(SHUT_WR)) == 0)
         loop.run(mode: .default, timeout: 0)
-        #expect(seen.items == ["[hangUp]"], "with no interest only the hang-up is reported")
+        #expect(seen.all == ["[hangUp]"], "with no interest only the hang-up is reported")
         close(b)
 
         loop.remove(source, mode: .default)
@@ -86,7 +86,7 @@ struct FileSourceServiceTests {
         // fd0 stays readable forever (nobody reads it): a busy descriptor.
         for (_, b) in pairs { writeByte(b) }
         loop.run(mode: .default, timeout: 0)
-        let firstPass = seen.items
+        let firstPass = seen.all
         #expect(firstPass.count == 4, "all four ready fds in one polling pass: \(firstPass)")
         #expect(firstPass.map { String($0.prefix(3)) } == ["fd3", "fd2", "fd1", "fd0"])
         #expect(Set(firstPass.map { $0.split(separator: "#")[1] }).count == 1, "one pass: \(firstPass)")
@@ -94,8 +94,8 @@ struct FileSourceServiceTests {
         seen.reset()
         for _ in 0..<5 { loop.run(mode: .default, timeout: 0) }
         for index in 0..<4 {
-            #expect(seen.items.filter { $0.hasPrefix("fd\(index)#") }.count == 5,
-                    "fd\(index) must run on every pass while ready: \(seen.items)")
+            #expect(seen.all.filter { $0.hasPrefix("fd\(index)#") }.count == 5,
+                    "fd\(index) must run on every pass while ready: \(seen.all)")
         }
     }
 }

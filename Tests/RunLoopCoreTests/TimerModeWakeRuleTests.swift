@@ -327,12 +327,12 @@ struct WakeRules {
         #expect(loop.run(mode: .default, timeout: 0.01) == .timedOut)
         // What wakeUp() leaves when its write is delayed past the end of the run it decided
         // for: the record (consumed by the next pass top as stale), then the write itself.
-        let earlierSerial = loop.runSerial
+        let earlierSerial = loop.guarded.runSerial
         loop.lock.withLock {
             loop.wakePending = false
-            loop.wakeSerial = earlierSerial
+            loop.guarded.wakeSerial = earlierSerial
         }
-        _ = rlk_eventfd_signal(loop.wakeFD)
+        #expect(rlk_eventfd_signal(loop.guarded.wakeFD) == 0)
         trace.reset()
         let passes = loop.passCount
         let start = clock.now
