@@ -25,7 +25,7 @@ struct ReadmeExampleTests {
             }
             loop.add(events, mode: .default)
             events.signal()
-            loop.run(mode: .default, timeout: 0.1)
+            loop.run(mode: .default, timeout: .milliseconds(100))
             lines = recorder.lines()
             standard.uninstall()
             loop.tearDown()
