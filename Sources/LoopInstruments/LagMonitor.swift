@@ -54,7 +54,7 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     ///   - checkPeriod: time between watchdog checks (Matrix: 1 s).
     ///   - recorder: when given, reports are also recorded into the trace.
     ///   - onReport: called once per reported turn, on the thread that ran `check`.
-    /// - Throws: ``LoopError/negativeDuration(_:what:)`` for a negative threshold or a check
+    /// - Throws: `LoopError.negativeDuration` for a negative threshold or a check
     ///   period that is not positive.
     public init(clock: (any LoopClock)? = nil, threshold: Duration = .seconds(2), checkPeriod: Duration = .seconds(1),
                 recorder: TraceRecorder? = nil, onReport: (@Sendable (LagReport) -> Void)? = nil) throws(LoopError) {

@@ -47,6 +47,11 @@ public enum TurnTimelineChart {
     }
 
     /// - Parameters:
+    ///   - entries: the trace to draw, split into turns at each sleep.
+    ///   - title: the chart's heading.
+    ///   - xAxis: time within each turn, pass order, or `.automatic` (see ``ChartXAxis``).
+    ///   - thread: the thread whose turns are drawn, or nil for the first one in the trace.
+    ///   - width: the picture's width in pixels.
     ///   - hidesObservers: leave observer callouts out (they can crowd the rows).
     ///   - maxTurns: rows drawn at most (the first turns); a note says how many were left out.
     public static func svg(_ entries: [TraceEntry], title: String = "Turns", xAxis: ChartXAxis = .automatic,

@@ -14,7 +14,7 @@ extension Loop {
         /// Every mode named already held the item; nothing changed.
         case alreadyPresent
         /// The item was not added (or, for `.common`, not to every common mode); the reason was
-        /// also reported as a ``Diagnostic`` with id ``DiagnosticID/addRefused``.
+        /// also reported as a `Diagnostic` with id `DiagnosticID.addRefused`.
         case refused(AddRefusal)
 
         public var description: String {

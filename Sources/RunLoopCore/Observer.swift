@@ -64,6 +64,8 @@ public final class LoopSource: @unchecked Sendable {  // core.lock guards signal
     let signalStamp = Atomic<UInt64>(0)
 
     /// - Parameters:
+    ///   - order: signalled sources run in ascending order, ties in signal order (S2).
+    ///   - label: the name traces and diagnostics use.
     ///   - schedule: called (on the adding thread, no lock held) for each concrete mode it joins (S5).
     ///   - cancel: called for each concrete mode it leaves, by removal or invalidation (S5, S6).
     ///   - perform: called on the loop's thread when the loop services the signalled source.

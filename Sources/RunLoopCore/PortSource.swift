@@ -69,6 +69,9 @@ public final class LoopPortSource: @unchecked Sendable {
     private var nextWaiterID: UInt64 = 0
 
     /// - Parameters:
+    ///   - order: ports ready in the same wait are not ordered by it (one port per pass, L-c);
+    ///     kept for CF's API shape and shown in traces.
+    ///   - label: the name traces and diagnostics use.
     ///   - capacity: the most undelivered messages the port queues (at least 1; default: no
     ///     limit). A full queue makes `send` throw, or a waiting send wait for room.
     ///   - messagesPerPass: the most messages one pass hands to the handler (at least 1;
@@ -265,8 +268,11 @@ public final class LoopFileSource: @unchecked Sendable {
     /// descriptor is ready for something it is interested in, until that is consumed.
     ///
     /// - Parameters:
+    ///   - fd: the descriptor to watch; the source never closes it.
     ///   - events: the initial interest (``Events/readable``, ``Events/writable``, both, or
     ///     neither — then only hang-up and error are reported); change it with ``setInterest(_:)``.
+    ///   - order: several fd sources ready in one pass run in ascending order.
+    ///   - label: the name traces and diagnostics use.
     ///   - handler: called on the loop's thread with what is ready.
     public init(fd: Int32, events: Events, order: Int = 0, label: String = "fd", handler: @escaping (Events) -> Void) {
         self.fd = fd

@@ -29,10 +29,14 @@ public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded
     /// A timer first firing at `fireAt` on its loop's clock.
     ///
     /// - Parameters:
+    ///   - fireAt: the first fire date on the loop's clock; a past date fires at the next
+    ///     timer step (after a wait, L-b).
     ///   - interval: time between fires; `.zero` makes a one-shot timer. Intervals beyond CF's
     ///     limit (about 16 years) are clamped to it (T1). Negative throws.
     ///   - tolerance: how late the loop may fire it to fire several timers together (T8).
     ///     Negative throws.
+    ///   - label: the name traces and diagnostics use.
+    ///   - callout: called on the loop's thread with the timer at each fire.
     public init(fireAt: LoopInstant, interval: Duration = .zero, tolerance: Duration = .zero,
                 label: String = "timer", _ callout: @escaping (LoopTimer) -> Void) throws(LoopError) {
         guard interval >= .zero else { throw LoopError.negativeDuration(interval, what: "LoopTimer interval") }

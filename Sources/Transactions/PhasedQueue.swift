@@ -63,6 +63,7 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
         public let order: Order
 
         /// - Parameters:
+        ///   - name: the phase's name, used in traces and diagnostics.
         ///   - reentrancy: default `.nextRound(maxRounds: 4)` (the layout rule).
         ///   - order: default `.depth`.
         public init(_ name: String, reentrancy: Reentrancy = .nextRound(maxRounds: 4), order: Order = .depth) {
