@@ -26,9 +26,13 @@ extension AutoreleasePool {
         /// by more than 256); 0 unless `configuration.highWater` is on.
         public var highWaterMark: Int
 
+        /// One line; "no pool" when the thread holds none, and the high-water mark only when
+        /// high-water tracking recorded one.
         public var description: String {
-            "pending \(pendingEntries) entries (\(pendingReleases) releases), \(pages) pages (\(bytes) bytes), "
-                + "peak \(peakEntries) entries / \(peakBytes) bytes, high water \(highWaterMark)"
+            if pages == 0 && pendingEntries == 0 && peakEntries == 0 { return "no pool" }
+            let highWater = highWaterMark > 0 ? ", pool high-water mark: \(highWaterMark) entries" : ""
+            return "pending \(pendingEntries) entries (\(pendingReleases) releases), \(pages) pages (\(bytes) bytes), "
+                + "peak \(peakEntries) entries / \(peakBytes) bytes" + highWater
         }
     }
 

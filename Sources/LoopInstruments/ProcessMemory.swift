@@ -1,3 +1,4 @@
+import RunLoopCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -50,13 +51,6 @@ public enum ProcessMemory {
 
     /// Heap bytes in use according to glibc's `mallinfo2()`; 0 when unavailable.
     public static func heapInUseBytes() -> Int {
-        Int(bitPattern: glibcHeapInUse())
+        ProcessProbes.heapInUseBytes()
     }
 }
-
-// TEMPORARY until RunLoopCore exposes `package static func heapInUseBytes() -> Int`: glibc's
-// `mallinfo2` is declared in <malloc.h>, which Glibc's module does not include, and the
-// instruments no longer import the run loop's C shim; this binds its zero-argument
-// `size_t rlk_heap_in_use(void)` (linked in through RunLoopCore) by symbol name instead.
-@_silgen_name("rlk_heap_in_use")
-private func glibcHeapInUse() -> UInt
