@@ -267,6 +267,7 @@ extension Loop {
                     if !poll && hasSink { emit(.sleep, "", state.mode) }
                     live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
                                 quiet: quiet, armed: armed, serial: frame.serial, batch: batch, frame: frame)
+                    refreshInstrumentation()   // a sink set while the loop slept sees what woke it
                     lock.lock()
                     guarded.sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3

@@ -8,7 +8,7 @@ extension Loop {
     /// Receives every activity and callout (see ``LoopEvent``). Costs one branch when nil.
     ///
     /// Settable from any thread at any time: a running loop picks the new sink up at the start
-    /// of its next pass (or run), so a pass is reported to one sink from start to end.
+    /// of its next pass or run, or when it wakes from a wait.
     ///
     /// ```swift
     /// final class Printer: LoopEventSink {
@@ -23,7 +23,8 @@ extension Loop {
     }
 
     /// Wraps every callout (per-callout pools, flush-if-too-late). Costs one branch when nil.
-    /// Settable from any thread; takes effect at the start of the loop's next pass (or run).
+    /// Settable from any thread; takes effect at the start of the loop's next pass or run, or
+    /// when it wakes from a wait.
     /// To combine several, see `addCalloutInterceptor(_:)` in LoopInstruments, built on
     /// ``updateCalloutInterceptor(_:)``.
     public var calloutInterceptor: (any LoopCalloutInterceptor)? {
@@ -50,7 +51,8 @@ extension Loop {
     }
 
     /// Copies the configured sink and interceptor into the owner thread's fields when they
-    /// changed: one atomic load otherwise. Owner thread, at the start of every run and pass.
+    /// changed: one atomic load otherwise. Owner thread, at the start of every run and pass and
+    /// after every wait.
     @inline(__always)
     func refreshInstrumentation() {
         assertOwnerThread("Loop pass")
