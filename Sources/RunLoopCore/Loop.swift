@@ -272,8 +272,8 @@ struct CommonItems {
 /// steady-state pass allocates nothing and a nested run cannot disturb the outer snapshot.
 final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignoreWakeUps: atomic; the rest: loop thread
     var stopped: Bool {
-        _read { yield scratch.pointee.stopped }
-        _modify { yield &scratch.pointee.stopped }
+        _read { yield control.pointee.stopped }
+        _modify { yield &control.pointee.stopped }
     }
     /// W3. Only the loop thread writes it; `wakeUp()` reads it under the loop's lock. Atomic, so
     /// the loop thread may flip it outside the lock: a wake-up racing with the flip is ordered
@@ -285,8 +285,17 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
     private let wakeUpsIgnored = Atomic<Bool>(false)
     /// Identifies the run using this frame (loop lock).
     var serial: UInt64 {
-        _read { yield scratch.pointee.serial }
-        _modify { yield &scratch.pointee.serial }
+        _read { yield control.pointee.serial }
+        _modify { yield &control.pointee.serial }
+    }
+    /// What other threads reach under the loop's lock (`stop()` sets `stopped`), apart from
+    /// `scratch`, which the loop thread changes without the lock: one allocation each, so an
+    /// access to one never overlaps an access to the other.
+    let control: UnsafeMutablePointer<Control>
+
+    struct Control {
+        var stopped = false
+        var serial: UInt64 = 0
     }
     /// Behind a pointer so the hot per-item appends and reads skip Swift's dynamic exclusivity
     /// checks on class properties (they were a third of a pass's instructions); only the loop
@@ -299,8 +308,6 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
     }
 
     struct Scratch {
-        var stopped = false
-        var serial: UInt64 = 0
         var removedAsyncPort: Int32 = -1
         /// The mode's observer array while a notification runs (keeps the snapshot alive, O5).
         var observersHeld: [LoopObserver] = []
@@ -326,12 +333,16 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
     static let readyCapacity = 64
 
     init() {
+        control = .allocate(capacity: 1)
+        control.initialize(to: Control())
         scratch = .allocate(capacity: 1)
         scratch.initialize(to: Scratch(readyTokens: .allocate(capacity: RunFrame.readyCapacity),
                                        readyFlags: .allocate(capacity: RunFrame.readyCapacity)))
     }
 
     deinit {
+        control.deinitialize(count: 1)
+        control.deallocate()
         scratch.pointee.readyTokens.deallocate()
         scratch.pointee.readyFlags.deallocate()
         scratch.pointee.observerBuffer?.deallocate()
