@@ -12,6 +12,17 @@
 // Every sample runs 1,000 operations (`scalingFactor: .kilo`); set-up and a warm-up stay
 // outside the measured span, so the malloc counts are the steady state's.
 import Benchmark
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How long each benchmark may sample: 2 s, or the seconds in RUNLOOPKIT_BENCH_SECONDS (the
+/// short CI subset sets it lower).
+let maxSampling: Duration = {
+    guard let text = getenv("RUNLOOPKIT_BENCH_SECONDS").map({ String(cString: $0) }),
+          let seconds = Double(text), seconds > 0 else { return .seconds(2) }
+    return .milliseconds(Int(seconds * 1000))
+}()
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
@@ -19,7 +30,7 @@ let benchmarks: @Sendable () -> Void = {
         timeUnits: .nanoseconds,
         warmupIterations: 3,
         scalingFactor: .kilo,
-        maxDuration: .seconds(2),
+        maxDuration: maxSampling,
         maxIterations: 100_000
     )
     registerPollingPassBenchmarks()
