@@ -21,6 +21,9 @@ import re
 import sys
 
 OURS = {"Loop": "Loop (RunLoopCore)", "Autorelease": "Autorelease pool", "Transactions": "Transactions"}
+# Peers in the order the tables list them; others follow by name.
+PEER_ORDER = ["eventfd ping-pong via epoll (floor)", "CFRunLoop", "Foundation RunLoop", "libuv", "GLib", "SwiftNIO",
+              "naive Swift pool", "GNUstep NSAutoreleasePool", "hand-written dirty list", "hand-written dirty list flush"]
 THRESHOLDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "thresholds.json")
 
 ROW = re.compile(r"^\|\s*(Malloc \(total\)|Time \(wall clock\) \((\w+)\))\s*\|(.*)\|\s*$")
@@ -61,14 +64,16 @@ def ratios(results):
         work, impl = name.rsplit(" · ", 1)
         works.setdefault(work, {})[impl] = values
     rows = []
-    for work, impls in works.items():
+    for work, impls in sorted(works.items(), key=lambda item: list(results).index(next(
+            f"{item[0]} · {impl}" for impl in item[1]))):
         ours = [impl for impl in impls if impl in OURS]
         if len(ours) != 1:
             continue
         ours = ours[0]
         ops = per_sample(work)
         o = impls[ours]
-        for peer, p in impls.items():
+        order = lambda peer: (PEER_ORDER.index(peer) if peer in PEER_ORDER else len(PEER_ORDER), peer)
+        for peer, p in sorted(impls.items(), key=lambda item: order(item[0])):
             if peer == ours:
                 continue
             rows.append({
@@ -123,6 +128,10 @@ def fmt(value):
     return f"{value:.2f}"
 
 
+def fmt_count(value):
+    return "–" if value != value else f"{value:g}"
+
+
 def table(rows, thresholds):
     lines = []
     for group in dict.fromkeys(r["group"] for r in rows):
@@ -135,9 +144,9 @@ def table(rows, thresholds):
             last_work = row["work"]
             notes = [ratio_verdict(row, thresholds)[1]] + ([malloc_verdict(row, thresholds)[1]] if first else [])
             note = "; ".join(n for n in notes if n)
-            ours_cells = (f"{row['work']} | {fmt(row['ours_ns'])} | {row['ours_mallocs']:g} ({row['ours_mallocs_max']:g})"
+            ours_cells = (f"{row['work']} | {fmt(row['ours_ns'])} | {fmt_count(row['ours_mallocs'])} ({fmt_count(row['ours_mallocs_max'])})"
                           if first else " | | ")
-            lines.append(f"| {ours_cells} | {row['peer']} | {fmt(row['peer_ns'])} | {row['peer_mallocs']:g} | "
+            lines.append(f"| {ours_cells} | {row['peer']} | {fmt(row['peer_ns'])} | {fmt_count(row['peer_mallocs'])} | "
                          f"{row['ratio']:.3g}× | {note} |")
         lines.append("")
     return "\n".join(lines)
