@@ -26,7 +26,7 @@ swift build -c release 2>&1 | tail -1
 cpu=0   # must match roundTripCPU in Benchmarks/LoopBenchmarks/PinnedThread.swift
 {
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "- machine: $(uname -sr), $(nproc) vCPU $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(free -g | awk '/^Mem:/ {print $2}') GiB; $(swift --version 2>&1 | grep -o 'Swift version [^ ]*' | head -1); libuv $(pkg-config --modversion libuv), GLib $(pkg-config --modversion glib-2.0), GNUstep base $(dpkg-query -W -f='${Version}' libgnustep-base-dev), SwiftNIO $(grep -A3 '"swift-nio"' Package.resolved | sed -n 's/.*"version" : "\(.*\)".*/\1/p')"
+    echo "- machine: $(uname -sr), $(nproc) vCPU $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(free -g | awk '/^Mem:/ {print $2}') GiB; $(swift --version 2>&1 | grep -o 'Swift version [^ ]*' | head -1); libuv $(pkg-config --modversion libuv), GLib $(pkg-config --modversion glib-2.0), GNUstep base $(dpkg-query -W -f='${Version}' libgnustep-base-dev), SwiftNIO $(grep -A6 '"identity" : "swift-nio"' Package.resolved | sed -n 's/.*"version" : "\(.*\)".*/\1/p')"
     echo "- load before (uptime): $(uptime | sed 's/.*load average: //')"
     echo "- placement: whole run under \`taskset -c $cpu\` (benchmark tool, benchmark processes and every thread they start on CPU $cpu); round trips pin both threads to CPU $cpu"
 } > "$out/header.md"
