@@ -32,13 +32,53 @@ let package = Package(
     dependencies: [
         .package(path: "../"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+        // A peer measured beside the loop: SwiftNIO's epoll event loop.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // Pinning and the raw eventfd/epoll floor, independent of the library's own C shims.
         .target(name: "CBenchSupport", path: "Support/CBenchSupport"),
-        // The loop beside the real CFRunLoop (CoreFoundation + Foundation from the toolchain).
-        benchmarkTarget("LoopBenchmarks", libraries: ["RunLoopCore"], support: ["CBenchSupport"]),
-        benchmarkTarget("AutoreleaseBenchmarks", libraries: ["Autorelease"]),
+        // C peers, each a handful of functions that run N iterations of one piece of work and
+        // return, so the measured loops are plain C like the peers' own users write.
+        // Debian packages: libuv1-dev, libglib2.0-dev, libgnustep-base-dev (Scripts/install-peers.sh).
+        .target(
+            name: "CLibuvPeer",
+            dependencies: ["CBenchSupport"],
+            path: "Support/CLibuvPeer",
+            linkerSettings: [.linkedLibrary("uv")]
+        ),
+        .target(
+            name: "CGLibPeer",
+            dependencies: ["CBenchSupport"],
+            path: "Support/CGLibPeer",
+            // pkg-config --cflags glib-2.0 on Debian (both multiarch spellings of glibconfig.h's folder).
+            cSettings: [.unsafeFlags([
+                "-I/usr/include/glib-2.0",
+                "-I/usr/lib/x86_64-linux-gnu/glib-2.0/include",
+                "-I/usr/lib/aarch64-linux-gnu/glib-2.0/include",
+            ])],
+            linkerSettings: [.linkedLibrary("glib-2.0")]
+        ),
+        // GNUstep base is opened with dlopen and driven through the GNU Objective-C runtime's C
+        // API (objc_msg_lookup is what gcc emits for a message send), so no Objective-C compiler
+        // and no link-time dependency: without GNUstep only its benchmarks report an error.
+        .target(
+            name: "CGNUstepPeer",
+            path: "Support/CGNUstepPeer",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
+        // The loop beside CFRunLoop and Foundation's RunLoop (from the toolchain), libuv, GLib
+        // and SwiftNIO.
+        benchmarkTarget(
+            "LoopBenchmarks",
+            libraries: ["RunLoopCore"],
+            support: [
+                "CBenchSupport", "CLibuvPeer", "CGLibPeer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        benchmarkTarget("AutoreleaseBenchmarks", libraries: ["Autorelease"], support: ["CGNUstepPeer"]),
         benchmarkTarget("TransactionBenchmarks", libraries: ["Transactions"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,12 +1,25 @@
-// The autorelease pool beside a naive Swift pool (an `[AnyObject]` with append + removeAll),
-// measured in the same run. Wall clock per operation (scaling factor kilo: each sample is
-// 1000 operations) and mallocs: the pool must not allocate per operation; only a new page
-// (4096 bytes, 505 slots) is a malloc.
+// The autorelease pool beside a naive Swift pool (an `[AnyObject]` with append + removeAll)
+// and GNUstep base's NSAutoreleasePool (driven from C through the GNU Objective-C runtime, see
+// Support/CGNUstepPeer), measured in the same run. Names read "<work> · <implementation>".
+// Wall clock per operation (scaling factor kilo: each sample is 1000 operations) and mallocs:
+// the pool must not allocate per operation; only a new page (4096 bytes, 505 slots) is a malloc.
 //
 //   cd Benchmarks && swift package benchmark --target AutoreleaseBenchmarks
 
 import Autorelease
 import Benchmark
+import CGNUstepPeer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How long each benchmark may sample: 1 s (the default), or the seconds in RUNLOOPKIT_BENCH_SECONDS (the
+/// short CI subset sets it lower).
+let maxSampling: Duration = {
+    guard let text = getenv("RUNLOOPKIT_BENCH_SECONDS").map({ String(cString: $0) }),
+          let seconds = Double(text), seconds > 0 else { return .seconds(1) }
+    return .milliseconds(Int(seconds * 1000))
+}()
 
 /// What gets autoreleased.
 final class Payload {}
@@ -54,26 +67,49 @@ func measureOwnedHandOver(_ benchmark: Benchmark) {
     blackHole(references)
 }
 
+/// The implementation names of this target.
+let ours = "Autorelease"
+let naive = "naive Swift pool"
+let gnustep = "GNUstep NSAutoreleasePool"
+
+/// Loads GNUstep base for a benchmark, or fails the benchmark with the reason.
+func gnustepReady(_ benchmark: Benchmark) -> Bool {
+    if bench_gnustep_load() == 0 { return true }
+    benchmark.error(String(cString: bench_gnustep_error()))
+    return false
+}
+
+/// GNUstep objects made before the measurement, each retained once more than the pool takes.
+func withGNUstepObjects(_ count: Int, _ body: (UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Void) {
+    let objects = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: count)
+    bench_gnustep_make_retained(objects, count)
+    body(objects)
+    bench_gnustep_release_all(objects, count)
+    objects.deallocate()
+}
+
 let benchmarks: @Sendable () -> Void = {
-    let configuration = Benchmark.Configuration(metrics: [.wallClock, .mallocCountTotal], scalingFactor: .kilo)
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, .mallocCountTotal], scalingFactor: .kilo, maxDuration: maxSampling
+    )
 
-    // MARK: autorelease of an owned reference (target <= 3.5 ns/op)
+    // MARK: autorelease of a retained object: the reference is handed over (target <= 3.5 ns/op)
 
-    Benchmark("Autorelease: owned reference, autorelease(consuming:)", configuration: configuration) { benchmark in
+    let handOver = "autorelease, retained object handed over"
+    Benchmark("\(handOver) · \(ours)", configuration: configuration) { benchmark in
         measureOwnedHandOver(benchmark)
     }
 
-    // Diagnostic twin of the benchmark above: the same hand-over with coalescing off, so the
-    // difference is the price of objc4's LRU scan of the 4 most recent slots.
-    Benchmark("Autorelease: owned reference, autorelease(consuming:), coalescing off",
-              configuration: configuration) { benchmark in
+    // Diagnostic twin: the same hand-over with coalescing off, so the difference is the price
+    // of objc4's LRU scan of the 4 most recent slots.
+    Benchmark("\(handOver) · \(ours), coalescing off", configuration: configuration) { benchmark in
         let saved = AutoreleasePool.configuration
         AutoreleasePool.configuration.coalescing = .off
         measureOwnedHandOver(benchmark)
         AutoreleasePool.configuration = saved
     }
 
-    Benchmark("Naive pool: owned reference, append", configuration: configuration) { benchmark in
+    Benchmark("\(handOver) · \(naive)", configuration: configuration) { benchmark in
         let references = OwnedReferences(count: benchmark.scaledIterations.count)
         var pool = NaivePool()
         benchmark.startMeasurement()
@@ -85,7 +121,22 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(references)
     }
 
-    Benchmark("Autorelease: borrowed reference, autorelease(_:) (retains)", configuration: configuration) { benchmark in
+    Benchmark("\(handOver) · \(gnustep)", configuration: configuration) { benchmark in
+        guard gnustepReady(benchmark) else { return }
+        let count = benchmark.scaledIterations.count
+        withGNUstepObjects(count) { objects in
+            let pool = bench_gnustep_pool_push()
+            benchmark.startMeasurement()
+            bench_gnustep_autorelease_each(objects, count)
+            benchmark.stopMeasurement()
+            bench_gnustep_pool_drain(pool)
+        }
+    }
+
+    // MARK: autorelease of a borrowed reference: the pool retains
+
+    let borrowed = "autorelease, borrowed object (retain + autorelease)"
+    Benchmark("\(borrowed) · \(ours)", configuration: configuration) { benchmark in
         let references = OwnedReferences(count: benchmark.scaledIterations.count)
         let token = AutoreleasePool.push()
         benchmark.startMeasurement()
@@ -97,9 +148,32 @@ let benchmarks: @Sendable () -> Void = {
         for index in benchmark.scaledIterations { references.owned[index].release() }
     }
 
+    Benchmark("\(borrowed) · \(naive)", configuration: configuration) { benchmark in
+        let references = OwnedReferences(count: benchmark.scaledIterations.count)
+        var pool = NaivePool()
+        benchmark.startMeasurement()
+        for index in benchmark.scaledIterations { pool.autorelease(references.objects[index]) }
+        benchmark.stopMeasurement()
+        pool.removeAll()
+        for index in benchmark.scaledIterations { references.owned[index].release() }
+    }
+
+    Benchmark("\(borrowed) · \(gnustep)", configuration: configuration) { benchmark in
+        guard gnustepReady(benchmark) else { return }
+        let count = benchmark.scaledIterations.count
+        withGNUstepObjects(count) { objects in
+            let pool = bench_gnustep_pool_push()
+            benchmark.startMeasurement()
+            bench_gnustep_retain_autorelease_each(objects, count)
+            benchmark.stopMeasurement()
+            bench_gnustep_pool_drain(pool)
+        }
+    }
+
     // MARK: push + pop of an empty pool (target <= 12 ns)
 
-    Benchmark("Autorelease: empty push + pop", configuration: configuration) { benchmark in
+    let emptyPushPop = "empty push + pop"
+    Benchmark("\(emptyPushPop) · \(ours)", configuration: configuration) { benchmark in
         let outer = AutoreleasePool.push()
         AutoreleasePool.autorelease(consuming: Payload())   // the thread has a page from here on
         benchmark.startMeasurement()
@@ -111,7 +185,7 @@ let benchmarks: @Sendable () -> Void = {
         AutoreleasePool.pop(outer)
     }
 
-    Benchmark("Naive pool: empty push + pop", configuration: configuration) { benchmark in
+    Benchmark("\(emptyPushPop) · \(naive)", configuration: configuration) { benchmark in
         var pool = NaivePool()
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
@@ -122,9 +196,19 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(pool.objects.count)
     }
 
-    // MARK: autorelease + pop with deallocation per object
+    Benchmark("\(emptyPushPop) · \(gnustep)", configuration: configuration) { benchmark in
+        guard gnustepReady(benchmark) else { return }
+        let outer = bench_gnustep_pool_push()
+        benchmark.startMeasurement()
+        bench_gnustep_empty_push_drain(benchmark.scaledIterations.count)
+        benchmark.stopMeasurement()
+        bench_gnustep_pool_drain(outer)
+    }
 
-    Benchmark("Autorelease: new object, autorelease + pop (dealloc)", configuration: configuration) { benchmark in
+    // MARK: a fresh object per pool: allocation, autorelease, drain and deallocation
+
+    let freshOwnPool = "fresh object, push + autorelease + pop (dealloc)"
+    Benchmark("\(freshOwnPool) · \(ours)", configuration: configuration) { benchmark in
         for _ in benchmark.scaledIterations {
             let token = AutoreleasePool.push()
             AutoreleasePool.autorelease(consuming: Payload())
@@ -132,29 +216,50 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("Naive pool: new object, append + removeAll (dealloc)", configuration: configuration) { benchmark in
+    Benchmark("\(freshOwnPool) · \(naive)", configuration: configuration) { benchmark in
         var pool = NaivePool()
         for _ in benchmark.scaledIterations {
+            pool.push()
             pool.autorelease(Payload())
-            pool.removeAll()
+            pool.pop()
         }
     }
 
-    Benchmark("Autorelease: 1000 new objects, then one pop (dealloc)", configuration: configuration) { benchmark in
+    Benchmark("\(freshOwnPool) · \(gnustep)", configuration: configuration) { benchmark in
+        guard gnustepReady(benchmark) else { return }
+        let outer = bench_gnustep_pool_push()
+        benchmark.startMeasurement()
+        bench_gnustep_fresh_object_own_pool(benchmark.scaledIterations.count)
+        benchmark.stopMeasurement()
+        bench_gnustep_pool_drain(outer)
+    }
+
+    let freshOneDrain = "1000 fresh objects, then one pop (dealloc)"
+    Benchmark("\(freshOneDrain) · \(ours)", configuration: configuration) { benchmark in
         let token = AutoreleasePool.push()
         for _ in benchmark.scaledIterations { AutoreleasePool.autorelease(consuming: Payload()) }
         AutoreleasePool.pop(token)
     }
 
-    Benchmark("Naive pool: 1000 new objects, then removeAll (dealloc)", configuration: configuration) { benchmark in
+    Benchmark("\(freshOneDrain) · \(naive)", configuration: configuration) { benchmark in
         var pool = NaivePool()
         for _ in benchmark.scaledIterations { pool.autorelease(Payload()) }
         pool.removeAll()
     }
 
+    Benchmark("\(freshOneDrain) · \(gnustep)", configuration: configuration) { benchmark in
+        guard gnustepReady(benchmark) else { return }
+        let outer = bench_gnustep_pool_push()
+        benchmark.startMeasurement()
+        bench_gnustep_fresh_objects_one_drain(benchmark.scaledIterations.count)
+        benchmark.stopMeasurement()
+        bench_gnustep_pool_drain(outer)
+    }
+
     // MARK: coalesced autorelease (one object, many autoreleases)
 
-    Benchmark("Autorelease: same object 1000x (coalesced, LRU)", configuration: configuration) { benchmark in
+    let sameObject = "same object autoreleased 1000x"
+    Benchmark("\(sameObject) · \(ours)", configuration: configuration) { benchmark in
         let object = Payload()
         let token = AutoreleasePool.push()
         benchmark.startMeasurement()
@@ -163,7 +268,7 @@ let benchmarks: @Sendable () -> Void = {
         AutoreleasePool.pop(token)
     }
 
-    Benchmark("Naive pool: same object 1000x", configuration: configuration) { benchmark in
+    Benchmark("\(sameObject) · \(naive)", configuration: configuration) { benchmark in
         let object = Payload()
         var pool = NaivePool()
         benchmark.startMeasurement()

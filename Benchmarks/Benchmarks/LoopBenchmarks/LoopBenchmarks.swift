@@ -1,17 +1,30 @@
-// RunLoopKit's `Loop` beside the real CFRunLoop (swift-corelibs-foundation), each pair doing the
-// same work in the same run. Names read "<work> · <implementation>" so the pairs sort together.
+// RunLoopKit's `Loop` beside its peers, each doing the same work in the same run: CFRunLoop and
+// Foundation's RunLoop (swift-corelibs-foundation), libuv and GLib (C, Support/C*Peer) and
+// SwiftNIO. Names read "<work> · <implementation>" so the peers of a work sort together.
 //
-//   polling pass   run(mode: .default, timeout: 0) that runs one performed block, with 0, 2 and
-//                  8 observers for all activities (target: ≤ 0.1× CF, 0 mallocs per pass).
-//   source0        signal + a polling pass that performs it, same thread.
-//   due timer      a repeating timer that is due on every pass, fired by a polling pass.
-//   round trip     thread B signals a source and wakes the loop thread, whose perform acks over
-//                  an eventfd B blocks on; beside a raw eventfd ping-pong through epoll. Every
-//                  thread of these is pinned to CPU 0 (target: ≤ 1.15× the raw floor).
+//   polling pass   one non-blocking pass that makes one callout, with 0, 2 and 8 hooks
+//                  (observers, prepare/check handles, GSources; target: ≤ 0.1× CF, 0 mallocs).
+//   source         signal + a polling pass that runs it, same thread.
+//   due timer      a timer that is due on every pass, fired by a polling pass.
+//   round trip     thread B posts to loop thread A, whose callout acks over an eventfd B blocks
+//                  on; beside a raw eventfd ping-pong through epoll. Every thread of these is
+//                  pinned to CPU 0 (target: ≤ 1.15× the raw floor).
+// PollingPass.swift, SourceAndTimer.swift and RoundTrip.swift say how each peer does the work.
 //
 // Every sample runs 1,000 operations (`scalingFactor: .kilo`); set-up and a warm-up stay
 // outside the measured span, so the malloc counts are the steady state's.
 import Benchmark
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How long each benchmark may sample: 2 s, or the seconds in RUNLOOPKIT_BENCH_SECONDS (the
+/// short CI subset sets it lower).
+let maxSampling: Duration = {
+    guard let text = getenv("RUNLOOPKIT_BENCH_SECONDS").map({ String(cString: $0) }),
+          let seconds = Double(text), seconds > 0 else { return .seconds(2) }
+    return .milliseconds(Int(seconds * 1000))
+}()
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
@@ -19,7 +32,7 @@ let benchmarks: @Sendable () -> Void = {
         timeUnits: .nanoseconds,
         warmupIterations: 3,
         scalingFactor: .kilo,
-        maxDuration: .seconds(2),
+        maxDuration: maxSampling,
         maxIterations: 100_000
     )
     registerPollingPassBenchmarks()

@@ -1,5 +1,7 @@
 import Benchmark
 import CBenchSupport
+import CGLibPeer
+import CLibuvPeer
 import CoreFoundation
 import Dispatch
 import Foundation
@@ -155,6 +157,98 @@ final class CFRunLoopRoundTrip: RoundTripPeer, @unchecked Sendable {
     }
 }
 
+/// Foundation's RunLoop: A runs `RunLoop.run(mode:before:)` (kept alive by an idle CF source);
+/// B calls `RunLoop.perform` on A's RunLoop with a block that acks, then `CFRunLoopWakeUp`,
+/// because on Linux `perform` does not wake a sleeping loop.
+/// `@unchecked Sendable`: same hand-over as `LoopRoundTrip`; `stopping` is only touched on A.
+final class FoundationRunLoopRoundTrip: RoundTripPeer, @unchecked Sendable {
+    private var runLoop: RunLoop?
+    private var cfRunLoop: CFRunLoop?
+    private var responder: PinnedThread?
+    private var stopping = false
+
+    func start() {
+        foundationAck = makeAckEventfd()
+        responder = startResponder { self.serve($0) }
+    }
+
+    private func serve(_ ready: DispatchSemaphore) {
+        let cfRunLoop = CFRunLoopGetCurrent()
+        var context = CFRunLoopSourceContext()
+        context.version = 0
+        let keepAlive = CFRunLoopSourceCreate(kCFAllocatorDefault, 0, &context)
+        CFRunLoopAddSource(cfRunLoop, keepAlive, kCFRunLoopDefaultMode)
+        self.runLoop = RunLoop.current
+        self.cfRunLoop = cfRunLoop
+        stopping = false
+        ready.signal()
+        while !stopping { _ = RunLoop.current.run(mode: .default, before: .distantFuture) }
+        CFRunLoopRemoveSource(cfRunLoop, keepAlive, kCFRunLoopDefaultMode)
+        CFRunLoopSourceInvalidate(keepAlive)
+    }
+
+    func roundTrip() {
+        runLoop?.perform(inModes: [.default], block: foundationPostAck)
+        CFRunLoopWakeUp(cfRunLoop)
+        _ = bench_eventfd_wait(foundationAck)
+    }
+
+    func stop() {
+        // A block does not end `run(mode:before:)`, so the block also stops A's CF loop.
+        runLoop?.perform(inModes: [.default]) {
+            self.stopping = true
+            CFRunLoopStop(CFRunLoopGetCurrent())
+        }
+        CFRunLoopWakeUp(cfRunLoop)
+        responder?.join()
+        responder = nil
+        runLoop = nil
+        cfRunLoop = nil
+        bench_close(foundationAck)
+    }
+}
+
+/// The eventfd Foundation's round-trip block writes; set before the responder exists.
+nonisolated(unsafe) var foundationAck: Int32 = -1
+
+@Sendable func foundationPostAck() { _ = bench_eventfd_post(foundationAck) }
+
+/// libuv: A runs uv_run(UV_RUN_DEFAULT) with a uv_async_t whose callback acks (all in C).
+/// `@unchecked Sendable`: the C peer is created in `start()` and freed in `stop()`.
+final class LibuvRoundTrip: RoundTripPeer, @unchecked Sendable {
+    private var peer: OpaquePointer?
+
+    func start() {
+        peer = bench_uv_round_trip_start(roundTripCPU)
+        precondition(peer != nil, "libuv round-trip set-up failed")
+    }
+
+    func roundTrip() { _ = bench_uv_round_trip(peer) }
+
+    func stop() {
+        bench_uv_round_trip_stop(peer)
+        peer = nil
+    }
+}
+
+/// GLib: A runs g_main_loop_run; B gives a custom GSource ready time 0 and its dispatch acks.
+/// `@unchecked Sendable`: as `LibuvRoundTrip`.
+final class GLibRoundTrip: RoundTripPeer, @unchecked Sendable {
+    private var peer: OpaquePointer?
+
+    func start() {
+        peer = bench_glib_round_trip_start(roundTripCPU)
+        precondition(peer != nil, "GLib round-trip set-up failed")
+    }
+
+    func roundTrip() { _ = bench_glib_round_trip(peer) }
+
+    func stop() {
+        bench_glib_round_trip_stop(peer)
+        peer = nil
+    }
+}
+
 /// The eventfd A writes to acknowledge a round trip.
 func makeAckEventfd() -> Int32 {
     let fd = bench_eventfd()
@@ -179,6 +273,10 @@ func registerRoundTripBenchmarks() {
         ("eventfd ping-pong via epoll (floor)", EventfdPingPong()),
         ("Loop", LoopRoundTrip()),
         ("CFRunLoop", CFRunLoopRoundTrip()),
+        ("Foundation RunLoop", FoundationRunLoopRoundTrip()),
+        ("libuv", LibuvRoundTrip()),
+        ("GLib", GLibRoundTrip()),
+        ("SwiftNIO", NIORoundTrip()),
     ]
     for (name, peer) in peers {
         Benchmark("cross-thread round trip, both on CPU \(roundTripCPU) · \(name)") { benchmark in

@@ -8,7 +8,17 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+// The affinity a thread had before its first bench_pin_current_thread, so that unpinning
+// gives back what `taskset` (or the parent) chose rather than every CPU.
+static _Thread_local cpu_set_t saved_affinity;
+static _Thread_local int has_saved_affinity;
+
 int bench_pin_current_thread(int cpu) {
+    if (!has_saved_affinity) {
+        int status = pthread_getaffinity_np(pthread_self(), sizeof saved_affinity, &saved_affinity);
+        if (status != 0) return status;
+        has_saved_affinity = 1;
+    }
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
@@ -16,11 +26,9 @@ int bench_pin_current_thread(int cpu) {
 }
 
 int bench_unpin_current_thread(void) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    for (long cpu = 0; cpu < online && cpu < CPU_SETSIZE; cpu++) CPU_SET((int)cpu, &set);
-    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    if (!has_saved_affinity) return 0;
+    has_saved_affinity = 0;
+    return pthread_setaffinity_np(pthread_self(), sizeof saved_affinity, &saved_affinity);
 }
 
 int bench_current_cpu(void) { return sched_getcpu(); }

@@ -11,9 +11,11 @@
 extern "C" {
 #endif
 
-/// Pins the calling thread to `cpu`; returns 0 or an errno.
+/// Pins the calling thread to `cpu` (remembering its affinity before the first pin); returns 0
+/// or an errno.
 int bench_pin_current_thread(int cpu);
-/// Lets the calling thread run on every online CPU again; returns 0 or an errno.
+/// Gives the calling thread back the affinity it had before bench_pin_current_thread (the
+/// process's, e.g. from `taskset`); returns 0 or an errno.
 int bench_unpin_current_thread(void);
 /// The CPU the calling thread runs on right now (sched_getcpu), or -1.
 int bench_current_cpu(void);

@@ -1,0 +1,26 @@
+import Benchmark
+
+/// Measures a C peer's single-thread passes: `create` before the measured span, `passes(n)`
+/// (which returns the callouts it made) for the warm-up and for the measured span, `destroy`
+/// after it. Fails the benchmark unless every measured pass made exactly one callout.
+func measureCPasses<Peer>(
+    _ benchmark: Benchmark,
+    _ what: String,
+    create: () -> Peer?,
+    passes: (Peer, Int) -> Int,
+    destroy: (Peer) -> Void
+) {
+    guard let peer = create() else {
+        benchmark.error("\(what): set-up failed")
+        return
+    }
+    defer { destroy(peer) }
+    _ = passes(peer, warmUpPasses)
+    let expected = benchmark.scaledIterations.count
+    benchmark.startMeasurement()
+    let callouts = passes(peer, expected)
+    benchmark.stopMeasurement()
+    if callouts != expected {
+        benchmark.error("\(what): \(callouts) callouts in \(expected) passes, expected one per pass")
+    }
+}

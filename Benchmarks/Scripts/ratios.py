@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Ratios of RunLoopKit's benchmarks against the peers measured in the same run.
+
+Input: the output of
+    swift package benchmark --format markdown --scale --time-units nanoseconds
+(`--scale` makes package-benchmark 1.38 print each sample's raw totals; this script divides by
+the operations per sample: 1 for works named "(per commit)", else 1,000).
+
+Benchmark names read "<work> · <implementation>". The implementations named in OURS are
+RunLoopKit's; every other implementation of the same work is a peer, and each (work, peer)
+pair gets one row: ours ÷ peer of the p50 wall-clock time per operation, so below 1 is faster
+than the peer. thresholds.json (beside Scripts/) gives the most a ratio may be, and the most
+mallocs per operation ours may make; `check` gates on it.
+
+Usage:
+    ratios.py RESULTS.md [--json OUT.json]     markdown tables on stdout, ratios as JSON
+"""
+import json
+import os
+import re
+import sys
+
+OURS = {"Loop": "Loop (RunLoopCore)", "Autorelease": "Autorelease pool", "Transactions": "Transactions"}
+# Peers in the order the tables list them; others follow by name.
+PEER_ORDER = ["eventfd ping-pong via epoll (floor)", "CFRunLoop", "Foundation RunLoop", "libuv", "GLib", "SwiftNIO",
+              "naive Swift pool", "GNUstep NSAutoreleasePool", "hand-written dirty list", "hand-written dirty list flush"]
+THRESHOLDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "thresholds.json")
+
+ROW = re.compile(r"^\|\s*(Malloc \(total\)|Time \(wall clock\) \((\w+)\))\s*\|(.*)\|\s*$")
+UNIT_NS = {"ns": 1, "μs": 1_000, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+
+def parse(paths):
+    """Benchmark name -> {"ns": p50 per sample, "mallocs": (p50, p100) per sample}."""
+    results, name = {}, None
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("### "):
+                    name = line[4:].strip()
+                    results.setdefault(name, {})
+                    continue
+                match = ROW.match(line)
+                if not match or name is None:
+                    continue
+                cells = [float(c.strip()) for c in match.group(3).split("|")]
+                if match.group(1).startswith("Malloc"):
+                    results[name]["mallocs"] = (cells[2], cells[6])
+                else:
+                    results[name]["ns"] = cells[2] * UNIT_NS[match.group(2)]
+    return results
+
+
+def per_sample(work):
+    return 1 if "(per commit)" in work else 1000
+
+
+def ratios(results):
+    """One entry per (work, peer): {work, ours, peer, ours_ns, peer_ns, ratio, mallocs...}."""
+    works = {}
+    for name, values in results.items():
+        if " · " not in name or "ns" not in values:
+            continue
+        work, impl = name.rsplit(" · ", 1)
+        works.setdefault(work, {})[impl] = values
+    rows = []
+    for work, impls in sorted(works.items(), key=lambda item: list(results).index(next(
+            f"{item[0]} · {impl}" for impl in item[1]))):
+        ours = [impl for impl in impls if impl in OURS]
+        if len(ours) != 1:
+            continue
+        ours = ours[0]
+        ops = per_sample(work)
+        o = impls[ours]
+        order = lambda peer: (PEER_ORDER.index(peer) if peer in PEER_ORDER else len(PEER_ORDER), peer)
+        for peer, p in sorted(impls.items(), key=lambda item: order(item[0])):
+            if peer == ours:
+                continue
+            rows.append({
+                "key": f"{work} · {peer}",
+                "group": OURS[ours],
+                "work": work,
+                "ours": ours,
+                "peer": peer,
+                "ours_ns": o["ns"] / ops,
+                "peer_ns": p["ns"] / ops,
+                "ratio": (o["ns"] / p["ns"]) if p["ns"] else float("inf"),
+                "ours_mallocs": o.get("mallocs", (float("nan"),) * 2)[0] / ops,
+                "ours_mallocs_max": o.get("mallocs", (float("nan"),) * 2)[1] / ops,
+                "peer_mallocs": p.get("mallocs", (float("nan"),) * 2)[0] / ops,
+            })
+    return rows
+
+
+def load_thresholds(path=THRESHOLDS):
+    if not os.path.exists(path):
+        return {"ratios": {}, "mallocs": {}}
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    return {"ratios": data.get("ratios", {}), "mallocs": data.get("mallocs", {})}
+
+
+def ratio_verdict(row, thresholds):
+    """(met: True/False, or None without a threshold; note) for a row's ratio."""
+    limit = thresholds["ratios"].get(row["key"])
+    if limit is None:
+        return None, ""
+    ok = row["ratio"] <= limit["max"]
+    return ok, f"≤ {limit['max']:g}×: " + ("yes" if ok else f"**no** ({row['ratio'] / limit['max']:.2f}× over)")
+
+
+def malloc_verdict(row, thresholds):
+    """(met, note) for the mallocs per operation of ours in a row's work."""
+    limit = thresholds["mallocs"].get(f"{row['work']} · {row['ours']}")
+    if limit is None:
+        return None, ""
+    ok = row["ours_mallocs_max"] <= limit["max_per_op"]
+    return ok, f"ours ≤ {limit['max_per_op']:g} mallocs/op: " + ("yes" if ok else "**no**")
+
+
+def fmt(value):
+    if value != value:
+        return "–"
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def fmt_count(value):
+    return "–" if value != value else f"{value:g}"
+
+
+def table(rows, thresholds):
+    lines = []
+    for group in dict.fromkeys(r["group"] for r in rows):
+        lines.append(f"### {group}\n")
+        lines.append("| work | ours ns/op | ours mallocs/op (p50, max) | peer | peer ns/op | peer mallocs/op | ours ÷ peer | gate (thresholds.json) |")
+        lines.append("|---|---:|---:|---|---:|---:|---:|---|")
+        last_work = None
+        for row in (r for r in rows if r["group"] == group):
+            first = row["work"] != last_work
+            last_work = row["work"]
+            notes = [ratio_verdict(row, thresholds)[1]] + ([malloc_verdict(row, thresholds)[1]] if first else [])
+            note = "; ".join(n for n in notes if n)
+            ours_cells = (f"{row['work']} | {fmt(row['ours_ns'])} | {fmt_count(row['ours_mallocs'])} ({fmt_count(row['ours_mallocs_max'])})"
+                          if first else " | | ")
+            lines.append(f"| {ours_cells} | {row['peer']} | {fmt(row['peer_ns'])} | {fmt_count(row['peer_mallocs'])} | "
+                         f"{row['ratio']:.3g}× | {note} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv):
+    json_out = None
+    if "--json" in argv:
+        index = argv.index("--json")
+        json_out = argv[index + 1]
+        del argv[index:index + 2]
+    if not argv:
+        sys.exit(__doc__)
+    rows = ratios(parse(argv))
+    thresholds = load_thresholds()
+    print(table(rows, thresholds))
+    if json_out:
+        with open(json_out, "w", encoding="utf-8") as handle:
+            json.dump({r["key"]: r for r in rows},
+                      handle, indent=1, ensure_ascii=False)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
