@@ -262,6 +262,7 @@ extension Loop {
                     frame.ignoreWakeUps = true                           // W3
                 } else {
                     guarded.sleeping = true                                      // W4
+                    if guarded.sleepWatchers > 0 { sleepStarted.broadcast() }   // see `waitUntilWaiting`
                     state.syncTimerFD()   // from now on `rearm` writes it as it changes (T3)
                     lock.unlock()
                     if !poll && hasSink { emit(.sleep, "", state.mode) }

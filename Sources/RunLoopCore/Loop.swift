@@ -74,6 +74,8 @@ public final class Loop: @unchecked Sendable {
     let instrumentation = Locked(Instrumentation())
     /// The modes whose passes run Swift Concurrency jobs (see `jobModes`).
     let jobModesStorage = Locked<[Loop.Mode]>([.common])
+    /// Broadcast (with `lock` held) when a wait begins and somebody is in `waitUntilWaiting`.
+    let sleepStarted = PThreadCondition()
     let instrumentationVersion = Atomic<UInt64>(0)
 
     /// Passes of the run function (`__CFRunLoopRun`'s loop) made so far.
@@ -222,6 +224,27 @@ public final class Loop: @unchecked Sendable {
 
     /// True while the loop is in its wait (after BW, before AW), including a polling wait (W4).
     public var isWaiting: Bool { lock.withLock { guarded.sleeping } }
+
+    /// Blocks the calling thread — never the loop's own — until the loop is in its wait
+    /// (``isWaiting``), or until `timeout` passes. Returns whether it is waiting. For tests and
+    /// tools that must act on a sleeping loop: no polling, one condition wait.
+    ///
+    /// ```swift
+    /// let loop = Loop(clock: VirtualClock())
+    /// print(loop.waitUntilWaiting(timeout: .zero))   // false: nobody runs it
+    /// ```
+    public func waitUntilWaiting(timeout: Duration) -> Bool {
+        precondition(!isOwnerThread, "Loop.waitUntilWaiting called on the loop's own thread, which would never wake")
+        let deadline = Nanoseconds.add(MonotonicClock.shared.nowNanoseconds, Nanoseconds.from(timeout))
+        return lock.withLock {
+            guarded.sleepWatchers += 1
+            defer { guarded.sleepWatchers -= 1 }
+            while !guarded.sleeping {
+                guard sleepStarted.wait(lock, untilMonotonicNanoseconds: deadline) else { return guarded.sleeping }
+            }
+            return true
+        }
+    }
 
     // MARK: Thread confinement
 

@@ -21,6 +21,8 @@ struct LoopGuardedState {
     /// The innermost run's mode; unretained like `lastLookup`.
     var runningMode: Unmanaged<ModeState>?
     var sleeping = false
+    /// Threads blocked in `waitUntilWaiting`; the pass broadcasts `sleepStarted` only then.
+    var sleepWatchers = 0
     var tornDown = false
     /// Non-main loops: the async queue (an eventfd readable while `asyncPending` is non-empty).
     var asyncFD: Int32 = -1

@@ -29,7 +29,7 @@ import Testing
             sample(recorder, s.time, "before pool pop", entries: 2001)
             s.callout(.observer, "_wrapRunLoopWithAutoreleasePoolHandler")
             sample(recorder, s.time, "after pool pop", entries: 1)
-            s.sleep()
+            s.recordSleep()
             s.time = s.time.advanced(by: .milliseconds(16))
         }
         s.activity(.exit)
@@ -95,7 +95,7 @@ import Testing
             sample(recorder, at(ns: t + 3_000_000), "before pop", entries: 500)
             sample(recorder, at(ns: t + 3_000_002), "after pop", entries: 1)
             s.time = at(ns: t + 3_000_001)
-            s.sleep()
+            s.recordSleep()
         }
         let doc = try #require(SVGElements.parse(MemoryChart.svg(recorder.entries)))
         #expect(doc.texts.contains("time since the first sample (ms)"))
@@ -118,7 +118,7 @@ import Testing
         recorder.log("a log line long enough to need a key when the row is narrow")
         s.activity(.beforeWaiting)
         for name in names { s.callout(.observer, name) }
-        s.sleep()
+        s.recordSleep()
         for width in [600, 1000, 2400] {
             let svg = TurnTimelineChart.svg(recorder.entries, width: width)
             let doc = try #require(SVGElements.parse(svg))
@@ -146,7 +146,7 @@ import Testing
         s.runBegin()
         s.activity(.entry)
         s.activity(.beforeWaiting)
-        s.sleep()
+        s.recordSleep()
         // Turn 2 at 100 ms: the callout moves the virtual clock by 20 ms.
         s.time = at(ms: 100)
         s.pass = 2
@@ -155,7 +155,7 @@ import Testing
         s.callout(.source0, "__handleEventQueue") { s.time = s.time.advanced(by: .milliseconds(20)) }
         s.pass = 3
         s.activity(.beforeWaiting)
-        s.sleep()
+        s.recordSleep()
         // Turn 3: nothing moves the clock.
         s.pass = 4
         s.wake()

@@ -28,7 +28,7 @@ let python3Path: String? = {
                                      residentBytes: 1 << 20, heapInUseBytes: 1 << 19))
         recorder.record(CommitRecord(frame: 1, reason: "BeforeWaiting",
                                      phases: [.init(name: "layout", layers: ["v"], start: at(ns: 2_600), end: at(ns: 3_600))]))
-        s.sleep()
+        s.recordSleep()
         s.time = at(ns: 10_000)
         s.begin(.observer, "still open")          // never ends: closed at the last time
         return recorder
@@ -113,7 +113,7 @@ let python3Path: String? = {
             s.activity(.beforeWaiting)
             recorder.record(MemorySample(time: at(ns: t + 3_000_001), label: "after pop", pool: PoolSnapshot(pendingEntries: 0),
                                          residentBytes: 8 << 20, heapInUseBytes: 4 << 20))
-            s.sleep()
+            s.recordSleep()
             t += 16_000_000
         }
         return recorder

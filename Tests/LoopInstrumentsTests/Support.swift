@@ -35,7 +35,7 @@ struct EventScript {
     func callout(_ kind: LoopEvent.Callout, _ label: String, body: () -> Void = {}) {
         begin(kind, label); body(); end(kind, label)
     }
-    func sleep() { recorder.record(LoopEvent(kind: .sleep, label: "", mode: mode, pass: pass, time: time)) }
+    func recordSleep() { recorder.record(LoopEvent(kind: .sleep, label: "", mode: mode, pass: pass, time: time)) }
     func wake() { recorder.record(LoopEvent(kind: .wake, label: "", mode: mode, pass: pass, time: time)) }
     func runBegin() { recorder.record(LoopEvent(kind: .runBegin, label: "", mode: mode, pass: pass, time: time)) }
     func runEnd(_ result: Loop.RunResult) { recorder.record(LoopEvent(kind: .runEnd(result), label: "", mode: mode, pass: pass, time: time)) }
@@ -96,14 +96,16 @@ final class XMLElementCounter: NSObject, XMLParserDelegate {
 }
 
 /// Whether kernel thread `tid` of this process has gone away. `pthread_join` returns once the
-/// thread has exited, but the kernel may drop `/proc/self/task/<tid>` a moment later, so this
-/// waits up to two seconds for it. A thread that was never joined (still running) stays listed
+/// thread has exited, but the kernel may drop `/proc/self/task/<tid>` a moment later (it
+/// signals nothing a thread could wait on), so this re-checks, yielding the CPU in between,
+/// until a two-second deadline. A thread that was never joined (still running) stays listed
 /// and the answer is false.
 func threadIsGone(_ tid: Int64) -> Bool {
     let path = "/proc/self/task/\(tid)"
-    for _ in 0..<2_000 {
+    let deadline = MonotonicClock.shared.now.advanced(by: .seconds(2))
+    while MonotonicClock.shared.now < deadline {
         if !FileManager.default.fileExists(atPath: path) { return true }
-        usleep(1_000)
+        sched_yield()
     }
-    return false
+    return !FileManager.default.fileExists(atPath: path)
 }

@@ -21,7 +21,7 @@ let seedCode1Source0 = [
         s.runBegin(); s.activity(.entry)
         s.activity(.beforeTimers); s.activity(.beforeSources); s.activity(.beforeWaiting)
         s.callout(.observer, "commit")
-        s.sleep()
+        s.recordSleep()
         s.time = at(ns: 1_000); s.wake(); s.activity(.afterWaiting)
         s.callout(.source1, "touchPort")
         s.pass = 2
@@ -31,7 +31,7 @@ let seedCode1Source0 = [
         s.pass = 3
         s.activity(.beforeTimers); s.activity(.beforeSources); s.activity(.beforeWaiting)
         s.callout(.observer, "commit") { recorder.log("cellForRowAtIndexPath") }
-        s.sleep()
+        s.recordSleep()
         s.time = at(ns: 2_000); s.wake(); s.activity(.afterWaiting); s.activity(.exit); s.runEnd(.timedOut)
         return recorder
     }

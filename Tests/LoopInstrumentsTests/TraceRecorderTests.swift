@@ -81,7 +81,7 @@ import RunLoopCore
         script.activity(.beforeTimers)
         script.activity(.beforeSources)
         script.activity(.beforeWaiting)
-        script.sleep()
+        script.recordSleep()
         script.time = at(ms: 5)
         script.pass = 2
         script.wake()

@@ -12,11 +12,29 @@ import Glibc
 @Suite("CrossThread")
 struct CrossThread {
     /// Runs `act` on another thread once `loop` is asleep.
-    private func whenAsleep(_ loop: Loop, _ act: @escaping @Sendable () -> Void) -> BackgroundThread {
+    private func onceWaiting(_ loop: Loop, _ act: @escaping @Sendable () -> Void) -> BackgroundThread {
         BackgroundThread {
-            while !loop.isWaiting { usleep(200) }
+            guard loop.waitUntilWaiting(timeout: .seconds(10)) else {
+                Issue.record("the loop did not go to sleep within 10 s; the cross-thread action was not taken")
+                return
+            }
             act()
         }
+    }
+
+    @Test("waitUntilWaiting: false at its deadline for a loop nobody runs, true once the loop sleeps")
+    func waitUntilWaitingReportsBoth() {
+        let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
+        loop.add(LoopSource {}, mode: .default)
+        let idle = Flag()
+        let checker = BackgroundThread {
+            if !loop.waitUntilWaiting(timeout: .milliseconds(5)) { idle.set() }
+            if loop.waitUntilWaiting(timeout: .seconds(10)) { loop.stop() }
+        }
+        idle.wait("waitUntilWaiting did not give up at its deadline on an idle loop")
+        #expect(loop.run(mode: .default, timeout: 10) == .stopped)
+        checker.join()
     }
 
     @Test("S1 W3: signal + wakeUp from another thread")
@@ -26,7 +44,7 @@ struct CrossThread {
         let trace = tracing(loop)
         let source = recordingSource("perform", trace)
         loop.add(source, mode: .default)
-        let other = whenAsleep(loop) {
+        let other = onceWaiting(loop) {
             source.signal()
             loop.wakeUp()
         }
@@ -41,7 +59,7 @@ struct CrossThread {
         defer { loop.tearDown() }
         let trace = tracing(loop)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
-        let other = whenAsleep(loop) {
+        let other = onceWaiting(loop) {
             loop.performAndWake(label: "xblock") {
                 trace.add("xblock")
                 loop.stop()
@@ -68,7 +86,7 @@ struct CrossThread {
         }
         loop.add(port, mode: .default)
         let failures = Trace()
-        let other = whenAsleep(loop) {
+        let other = onceWaiting(loop) {
             do {
                 try port.send([1, 2])
                 try port.send(value: 42)
@@ -92,7 +110,7 @@ struct CrossThread {
         defer { loop.tearDown() }
         let trace = tracing(loop)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
-        let other = whenAsleep(loop) { loop.stop() }
+        let other = onceWaiting(loop) { loop.stop() }
         #expect(loop.run(mode: .default, timeout: 10) == .stopped)
         other.join()
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "X"])
@@ -108,7 +126,7 @@ struct CrossThread {
             trace.add("timer")
             loop.stop()
         }
-        let other = whenAsleep(loop) {
+        let other = onceWaiting(loop) {
             timer.setNextFireDate(loop.clock.now.advanced(by: .milliseconds(20)))
             loop.add(timer, mode: .default)
         }
@@ -150,7 +168,7 @@ struct CrossThread {
         let trace = tracing(loop)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
         let late = recordingSource("late", trace)
-        let other = whenAsleep(loop) {
+        let other = onceWaiting(loop) {
             loop.add(late, mode: .default)
             late.signal()
             loop.wakeUp()
@@ -166,7 +184,7 @@ struct CrossThread {
         defer { loop.tearDown() }
         let trace = tracing(loop)
         loop.add(LoopSource(label: "idle") {}, mode: .default)
-        let other = whenAsleep(loop) { loop.submit(label: "q") { trace.add("q") } }
+        let other = onceWaiting(loop) { loop.submit(label: "q") { trace.add("q") } }
         #expect(loop.run(mode: .default, timeout: 10, returnAfterSourceHandled: true) == .handledSource)
         other.join()
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "q", "X"])
@@ -187,7 +205,7 @@ struct CrossThread {
             trace.add("read:\(read(readEnd, &byte, 1))")
         }
         loop.add(reader, mode: .default)
-        let other = whenAsleep(loop) {
+        let other = onceWaiting(loop) {
             var byte: UInt8 = 7
             _ = write(writeEnd, &byte, 1)
         }

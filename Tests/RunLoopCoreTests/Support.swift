@@ -1,3 +1,4 @@
+import Testing
 import PThreads
 @testable import RunLoopCore
 import CRunLoopShims
@@ -103,19 +104,30 @@ final class BackgroundThread: Sendable {
     func join() { pthread_join(thread, nil) }
 }
 
-/// A one-shot signal between threads (eventfd based, so TSan sees the ordering through the
-/// pthread mutex below).
-final class Flag: @unchecked Sendable {  // `value` is guarded by `lock`
+/// A one-shot signal between threads: `wait` blocks on a condition until `set`, with a deadline.
+final class Flag: @unchecked Sendable {  // `value` is guarded by `lock`; `changed` waits on it
     private let lock = PThreadMutex()
+    private let changed = PThreadCondition()
     private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
-    /// Spins politely until set (bounded: traps after ~10 s so nothing hangs).
-    func wait() {
-        for _ in 0..<100_000 {
-            if isSet { return }
-            usleep(100)
+
+    func set() {
+        lock.withLock {
+            value = true
+            changed.broadcast()
         }
-        preconditionFailure("Flag.wait timed out")
+    }
+
+    var isSet: Bool { lock.withLock { value } }
+
+    /// Waits until set; after 10 s records an issue saying what did not happen (nothing hangs).
+    func wait(_ what: @autoclosure () -> String = "the flag was not set") {
+        let deadline = MonotonicClock.shared.now.advanced(by: .seconds(10)).nanoseconds
+        let set = lock.withLock { () -> Bool in
+            while !value {
+                guard changed.wait(lock, untilMonotonicNanoseconds: deadline) else { return value }
+            }
+            return true
+        }
+        if !set { Issue.record("waited 10 s: \(what())") }
     }
 }

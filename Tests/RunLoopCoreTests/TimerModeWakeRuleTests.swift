@@ -418,7 +418,7 @@ struct WakeRules {
         }, mode: .default)
         #expect(!loop.isWaiting)
         let other = BackgroundThread {
-            while !loop.isWaiting { usleep(200) }
+            #expect(loop.waitUntilWaiting(timeout: .seconds(10)), "the loop did not go to sleep within 10 s")
             loop.stop()
         }
         #expect(loop.run(mode: .default, timeout: 10) == .stopped)
