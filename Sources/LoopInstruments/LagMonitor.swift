@@ -61,7 +61,7 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
         try Self.validate(threshold: threshold)
         try Self.validate(checkPeriod: checkPeriod)
         self.clock = clock
-        self.thresholdNanos = Self.nanoseconds(threshold)
+        self.thresholdNanos = Nanoseconds.from(threshold)
         self.period = checkPeriod
         self.recorder = recorder
         self.reportHandler = onReport
@@ -83,7 +83,7 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     /// Changes the threshold; negative throws and changes nothing.
     public func setThreshold(_ threshold: Duration) throws(LoopError) {
         try Self.validate(threshold: threshold)
-        lock.withLock { thresholdNanos = Self.nanoseconds(threshold) }
+        lock.withLock { thresholdNanos = Nanoseconds.from(threshold) }
     }
 
     /// Time between watchdog checks.
@@ -108,11 +108,6 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    private static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = UInt64(max(seconds, 0)).multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .max : whole &+ UInt64(max(attoseconds, 0) / 1_000_000_000)
-    }
 
     /// Called once per reported turn, on the thread that ran the check.
     public var onReport: (@Sendable (LagReport) -> Void)? {

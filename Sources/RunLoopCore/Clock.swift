@@ -120,8 +120,9 @@ public final class VirtualClock: LoopClock {
     public var sleepingTaskCount: Int { sleepers.count }
 }
 
-/// Nanoseconds ↔ seconds and `Duration` conversions with CF's clamps.
-enum Nanoseconds {
+/// Nanoseconds ↔ seconds and `Duration` conversions with CF's clamps (package-wide, so the
+/// instruments convert durations the same way).
+package enum Nanoseconds {
     /// CF's TIMER_INTERVAL_LIMIT (504911232 s, ~16 years): longer intervals/timeouts are clamped
     /// (intervals) or mean "forever" (run timeouts).
     static let intervalLimitSeconds: Double = 504_911_232.0
@@ -135,7 +136,7 @@ enum Nanoseconds {
     }
 
     /// Converts a duration, negative as 0, saturating at `UInt64.max`.
-    static func from(_ duration: Duration) -> UInt64 {
+    package static func from(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0, duration > .zero else { return 0 }
         let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)

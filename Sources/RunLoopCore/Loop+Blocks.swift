@@ -48,7 +48,9 @@ extension Loop {
         return true
     }
 
-    private func enqueue<C: Collection<Loop.Mode>>(_ block: PendingBlock, modes names: C) -> Bool {
+    /// Queues a block or a job (B1), creating its modes; false, with a diagnostic, when the
+    /// loop's thread has exited.
+    func enqueue<C: Collection<Loop.Mode>>(_ block: PendingBlock, modes names: C) -> Bool {
         let accepted = lock.withLock { () -> Bool in
             guard !guarded.tornDown else { return false }
             for name in names { _ = modeStateLocked(name, create: true) }
@@ -58,7 +60,7 @@ extension Loop {
         }
         if !accepted {
             Diagnostics.report(.error, .workAfterTeardown,
-                               "block '\(block.label)' was performed on a loop whose thread has exited; it will not run",
+                               "'\(block.label)' was queued on a loop whose thread has exited; it will not run",
                                item: block.label)
         }
         return accepted

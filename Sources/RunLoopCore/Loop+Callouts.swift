@@ -221,9 +221,7 @@ extension Loop {
             return delivered > 0
         }
         if let file, file.isValid {
-            // Level-triggered: what is ready and asked for, plus hang-up and error always.
-            let events = LoopFileSource.Events(rawValue: ready & (file.interestBitsNow | 12))
-            callOut(.fileSource, file.label, state.mode) { __RLK_IS_CALLING_OUT_TO_AN_FD_SOURCE__(file, events) }
+            callOutToFileSource(file, ready: ready, state)
             return true
         }
         // CF logs "…returned NULL…" here; a port removed during the wait is simply skipped.
@@ -240,12 +238,18 @@ extension Loop {
             index += 1
             // A source removed or invalidated by an earlier callout of this pass is skipped.
             guard file.isValid, lock.withLock({ file.isHeld(by: state) }) else { continue }
-            let events = LoopFileSource.Events(rawValue: ready & (file.interestBitsNow | 12))
-            callOut(.fileSource, file.label, state.mode) { __RLK_IS_CALLING_OUT_TO_AN_FD_SOURCE__(file, events) }
+            callOutToFileSource(file, ready: ready, state)
             handled = true
         }
         frame.scratch.pointee.readyFiles.removeAll(keepingCapacity: true)
         return handled
+    }
+
+    /// Level-triggered: hands the source what is ready and asked for, plus hang-up and error
+    /// always (`LoopFileSource.Events`).
+    private func callOutToFileSource(_ file: LoopFileSource, ready: UInt32, _ state: ModeState) {
+        let events = LoopFileSource.Events(rawValue: ready & (file.interestBitsNow | 12))
+        callOut(.fileSource, file.label, state.mode) { __RLK_IS_CALLING_OUT_TO_AN_FD_SOURCE__(file, events) }
     }
 
     // MARK: Timers (T4, T5)

@@ -26,20 +26,8 @@ extension Loop: SerialExecutor, TaskExecutor {
         let modes = jobModesStorage.withLock { $0 }
         let block = PendingBlock(target: modes.count == 1 ? .one(modes[0]) : .several(modes),
                                  label: "job", job: unowned)
-        let accepted = lock.withLock { () -> Bool in
-            guard !guarded.tornDown else { return false }
-            for name in modes where name != .common { _ = modeStateLocked(name, create: true) }
-            guarded.blocks.append(block)
-            hasBlocks.store(true, ordering: .releasing)
-            return true
-        }
-        guard accepted else {
-            Diagnostics.report(.error, .workAfterTeardown,
-                               "a Swift Concurrency job was enqueued on a loop whose thread has exited; it cannot run",
-                               item: "job")
-            return
-        }
-        wakeUp()
+        // The block queue reports a loop whose thread has exited (the job then stays unrun).
+        if enqueue(block, modes: modes) { wakeUp() }
     }
 
     /// This loop as an unowned serial executor (for an actor's `unownedExecutor`).

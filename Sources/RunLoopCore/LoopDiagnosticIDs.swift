@@ -14,6 +14,4 @@ extension DiagnosticID {
     /// A mode's wait set failed (`epoll_wait` error other than EINTR): the mode is treated as
     /// empty from then on, so runs of it return `.finished` instead of spinning.
     public static let waitFailed: DiagnosticID = "loop.wait-failed"
-    /// A loop-bound value was touched off its loop's thread (debug builds).
-    public static let wrongThread: DiagnosticID = "loop.wrong-thread"
 }

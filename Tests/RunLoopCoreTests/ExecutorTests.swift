@@ -62,7 +62,6 @@ struct ExecutorTests {
         await counter.increment()
         worker.stop()
         #expect(kinds.kinds.contains("job:job"), "\(kinds.kinds)")
-        #expect(worker.loop.isOwnerThread == false)
     }
 
     @Test("isIsolatingCurrentContext holds only on the loop's thread while it runs")
