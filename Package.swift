@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "Autorelease", targets: ["Autorelease"]),
         .library(name: "Transactions", targets: ["Transactions"]),
         .library(name: "LoopInstruments", targets: ["LoopInstruments"]),
+        .library(name: "RunLoopTesting", targets: ["RunLoopTesting"]),
         .executable(name: "runloopkit", targets: ["runloopkit"]),
         .executable(name: "autorelease-stress", targets: ["autorelease-stress"]),
     ],
@@ -37,6 +38,8 @@ let package = Package(
         .target(name: "RunLoopKit", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "LoopInstruments"]),
         // The bridges to a real CFRunLoop: the one module that links Foundation.
         .target(name: "RunLoopKitFoundation", dependencies: ["RunLoopKit"]),
+        // The public testing toolkit: a harness on the virtual clock, ordering assertions, replay.
+        .target(name: "RunLoopTesting", dependencies: ["RunLoopKit"]),
         // The documented scenarios, shared by the main job and the DocumentedScenarios suite.
         .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads"]),
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
@@ -50,6 +53,7 @@ let package = Package(
         .testTarget(name: "TransactionsTests", dependencies: ["Transactions", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
         .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "RunLoopKitFoundation", "LoopScenarios"]),
+        .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]
