@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "RunLoopKit", targets: ["RunLoopKit"]),
         .library(name: "RunLoopKitFoundation", targets: ["RunLoopKitFoundation"]),
         .library(name: "RunLoopDiagnostics", targets: ["RunLoopDiagnostics"]),
+        .library(name: "LoopTime", targets: ["LoopTime"]),
         .library(name: "RunLoopCore", targets: ["RunLoopCore"]),
         .library(name: "Autorelease", targets: ["Autorelease"]),
         .library(name: "Transactions", targets: ["Transactions"]),
@@ -26,14 +27,17 @@ let package = Package(
         .target(name: "PThreads"),
         // The autorelease pool's thread-locals (hot-page word, statistics state) in C.
         .target(name: "CPoolThreadWord"),
+        // Typed time shared by the loop and the commit pipeline: `LoopInstant` and the nanosecond
+        // arithmetic behind it.
+        .target(name: "LoopTime"),
         // The one diagnostics hook every module reports through.
         .target(name: "RunLoopDiagnostics", dependencies: ["PThreads"]),
         // The three pillars; none imports another.
-        .target(name: "RunLoopCore", dependencies: ["CRunLoopShims", "PThreads", "RunLoopDiagnostics"]),
+        .target(name: "RunLoopCore", dependencies: ["CRunLoopShims", "PThreads", "RunLoopDiagnostics", "LoopTime"]),
         .target(name: "Autorelease", dependencies: ["CPoolThreadWord", "PThreads", "RunLoopDiagnostics"]),
-        .target(name: "Transactions", dependencies: ["PThreads", "RunLoopDiagnostics"]),
+        .target(name: "Transactions", dependencies: ["PThreads", "RunLoopDiagnostics", "LoopTime"]),
         // Tracing, memory probe, lag monitor, exporters.
-        .target(name: "LoopInstruments", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
+        .target(name: "LoopInstruments", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "PThreads", "LoopTime"]),
         // Umbrella: re-exports and the standard observers. Links no Foundation.
         .target(name: "RunLoopKit", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "LoopInstruments"]),
         // The bridges to a real CFRunLoop: the one module that links Foundation.

@@ -10,7 +10,7 @@ extension CommitRecord {
     /// ```
     public init(_ snapshot: CommitSnapshot) {
         var phases = [
-            Phase(name: "layout", layers: snapshot.laidOut.map(\.name), start: LoopInstant(nanoseconds: snapshot.startTime)),
+            Phase(name: "layout", layers: snapshot.laidOut.map(\.name), start: snapshot.startTime),
             Phase(name: "display", layers: snapshot.displayed.map(\.layer.name)),
         ]
         if !snapshot.layoutDeferred.isEmpty {

@@ -1,3 +1,4 @@
+@_exported import LoopTime
 import CRunLoopShims
 import Synchronization
 
@@ -118,40 +119,6 @@ public final class VirtualClock: LoopClock {
 
     /// How many tasks are sleeping on this clock (tests: a cancelled sleep leaves none).
     public var sleepingTaskCount: Int { sleepers.count }
-}
-
-/// Nanoseconds ↔ seconds and `Duration` conversions with CF's clamps (package-wide, so the
-/// instruments convert durations the same way).
-package enum Nanoseconds {
-    /// CF's TIMER_INTERVAL_LIMIT (504911232 s, ~16 years): longer intervals/timeouts are clamped
-    /// (intervals) or mean "forever" (run timeouts).
-    static let intervalLimitSeconds: Double = 504_911_232.0
-    static let intervalLimit: UInt64 = 504_911_232 * 1_000_000_000
-
-    /// Converts a non-negative, finite number of seconds, clamped to the interval limit.
-    static func from(seconds: Double) -> UInt64 {
-        guard seconds > 0 else { return 0 }
-        let clamped = min(seconds, intervalLimitSeconds)
-        return UInt64((clamped * 1e9).rounded())
-    }
-
-    /// Converts a duration, negative as 0, saturating at `UInt64.max`.
-    package static func from(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0, duration > .zero else { return 0 }
-        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return .max }
-        return add(whole, UInt64(attoseconds / 1_000_000_000))
-    }
-
-    static func seconds(_ ns: UInt64) -> Double { Double(ns) / 1e9 }
-
-    /// `a + b` saturating at `UInt64.max`.
-    @inline(__always)
-    static func add(_ a: UInt64, _ b: UInt64) -> UInt64 {
-        let (sum, overflow) = a.addingReportingOverflow(b)
-        return overflow ? .max : sum
-    }
 }
 
 /// The `Double`-seconds conveniences: CF's reading of a number of seconds.

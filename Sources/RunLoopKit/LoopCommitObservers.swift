@@ -9,9 +9,10 @@ import Transactions
 ///   belong to the next commit) turn the loop once more instead of waiting for another event.
 /// - Each run's Entry raises the pipeline's `runLevel` and its Exit lowers it after the commit, so
 ///   a commit at a nested run's Exit does not run post-commit work registered by the outer level.
-/// - With `flushBudget` set, a source0 callout that leaves marks older than the budget ends with
-///   a forced commit (`_UIApplicationFlushRunLoopCATransactionIfTooLate`), because a loop kept
-///   busy by source0s never reaches BeforeWaiting.
+/// - With `flushIfTooLate` (the default), a source0 callout that leaves marks older than the
+///   pipeline's `tooLateBudget` ends with a forced commit
+///   (`_UIApplicationFlushRunLoopCATransactionIfTooLate`), because a loop kept busy by source0s
+///   never reaches BeforeWaiting.
 ///
 /// Create it on the loop's own thread, with that thread's pipeline.
 ///
@@ -41,10 +42,11 @@ public final class LoopCommitObservers {
     ///   - loop: the loop to observe; install on its own thread.
     ///   - pipeline: the commit pipeline the observers drive.
     ///   - modes: the modes the observers join.
-    ///   - flushBudget: seconds that marks may wait while source0 callouts keep the loop awake
-    ///     before a forced commit; `nil` turns flush-if-too-late off. Default: one 60 Hz frame.
+    ///   - flushIfTooLate: whether a source0 callout that leaves marks older than the pipeline's
+    ///     `tooLateBudget` (default one 60 Hz frame; `setTooLateBudget(_:)` changes it) ends
+    ///     with a forced commit. Default true.
     public init(installedOn loop: Loop, pipeline: CommitPipeline, modes: [Loop.Mode] = [.common],
-                flushBudget: Double? = 1.0 / 60.0) {
+                flushIfTooLate: Bool = true) {
         self.pipeline = pipeline
         self.loop = loop
         let handlers = CommitHandlers()
@@ -72,8 +74,7 @@ public final class LoopCommitObservers {
             pipeline.runLevel += 1
         }
         pipeline.wakeUpHandler = { [weak loop] in loop?.wakeUp() }
-        if let flushBudget {
-            pipeline.tooLateBudgetNanoseconds = UInt64((max(0, flushBudget) * 1e9).rounded())
+        if flushIfTooLate {
             let lateFlush = FlushIfTooLate(pipeline: pipeline)
             self.lateFlush = lateFlush
             loop.addCalloutInterceptor(lateFlush)

@@ -13,7 +13,7 @@ public final class LoopTransactionClock: TransactionClock {
 
     public init(_ base: any LoopClock) { self.base = base }
 
-    public var now: UInt64 { base.now.nanoseconds }
+    public var now: LoopInstant { base.now }
 }
 
 /// Schedules transaction completion blocks (those waiting for animations) as one-shot timers on a
@@ -27,11 +27,10 @@ public final class LoopCompletionScheduler: CompletionScheduler {
 
     public init(loop: Loop) { self.loop = loop }
 
-    public func schedule(after seconds: Double, _ work: @escaping () -> Void) {
-        // `seconds` comes from animation durations, which the pipeline has already validated.
-        guard let timer = try? LoopTimer(after: max(0, seconds), clock: loop.clock,
-                                         label: "transactionCompletion", { _ in work() })
-        else { return }
+    public func schedule(after delay: Duration, _ work: @escaping () -> Void) {
+        // Only a negative interval or tolerance makes the initializer throw; both are zero here.
+        // A refused add (a torn-down loop) is reported by the loop as `loop.add-refused`.
+        let timer = try! LoopTimer(after: delay, clock: loop.clock, label: "transactionCompletion") { _ in work() }
         loop.add(timer, mode: .common)
     }
 }

@@ -51,9 +51,10 @@ public final class StandardObservers {
     ///   - modes: the modes every observer joins.
     ///   - pipeline: the commit pipeline to drive; default: this thread's.
     ///   - pools: the pool scheme (default: the two observers).
-    ///   - flushBudget: see `LoopCommitObservers`; default one 60 Hz frame.
+    ///   - flushIfTooLate: see `LoopCommitObservers`; default true (the budget is the
+    ///     pipeline's `tooLateBudget`, one 60 Hz frame unless set).
     public init(installedOn loop: Loop, modes: [Loop.Mode] = [.common], pipeline: CommitPipeline = .current,
-                pools: PoolScheme = .runLoopObservers, flushBudget: Double? = 1.0 / 60.0) {
+                pools: PoolScheme = .runLoopObservers, flushIfTooLate: Bool = true) {
         self.loop = loop
         switch pools {
         case .runLoopObservers:
@@ -75,7 +76,8 @@ public final class StandardObservers {
             handlers.run()
         }
         for mode in modes { loop.add(eventObserver, mode: mode) }
-        commits = LoopCommitObservers(installedOn: loop, pipeline: pipeline, modes: modes, flushBudget: flushBudget)
+        commits = LoopCommitObservers(installedOn: loop, pipeline: pipeline, modes: modes,
+                                      flushIfTooLate: flushIfTooLate)
     }
 
     /// Adds work for the order-0 BeforeWaiting hook (where UIKit updates gesture recognizers).

@@ -2,7 +2,7 @@
 /// `CommitPipeline.current`).
 extension CommitPipeline {
     /// Default of `animationDuration` when no open transaction set it (Core Animation's 0.25 s).
-    public static let defaultAnimationDuration = 0.25
+    public static let defaultAnimationDuration: Duration = .milliseconds(250)
 
     /// Opens an explicit transaction nested in whatever is open on this thread.
     public func begin() {
@@ -70,12 +70,19 @@ extension CommitPipeline {
 
     /// Sets `key` in the innermost open transaction (opening the implicit one if none is open).
     /// Setting nil removes it from that transaction only.
-    public func setValue(_ value: Any?, forKey key: String) {
+    ///
+    /// - Throws: `TransactionError.invalidValue` when a typed key gets a value of another type
+    ///   (`animationDuration` takes a `Duration`, `disableActions` a `Bool`), and
+    ///   `.negativeDuration` for a negative animation duration; nothing is changed then.
+    public func setValue(_ value: Any?, forKey key: String) throws(TransactionError) {
         switch key {
         case LayerTransaction.Key.animationDuration:
-            withInnermostScope { $0.animationDuration = (value as? Double).map(validDuration) }
+            let duration: Duration? = try typedValue(value, forKey: key)
+            if let duration { try Self.checkNotNegative(duration, what: "animationDuration") }
+            withInnermostScope { $0.animationDuration = duration }
         case LayerTransaction.Key.disableActions:
-            withInnermostScope { $0.disableActions = value as? Bool }
+            let flag: Bool? = try typedValue(value, forKey: key)
+            withInnermostScope { $0.disableActions = flag }
         default:
             withInnermostScope { scope in
                 if let value {
@@ -88,13 +95,19 @@ extension CommitPipeline {
         }
     }
 
-    /// Innermost `animationDuration`, default 0.25 s. Setting a negative or NaN value stores 0.
-    public var animationDuration: Double {
-        get {
-            for scope in scopes.reversed() { if let value = scope.animationDuration { return value } }
-            return Self.defaultAnimationDuration
-        }
-        set { withInnermostScope { $0.animationDuration = validDuration(newValue) } }
+    /// Innermost `animationDuration`, default 0.25 s (``defaultAnimationDuration``).
+    public var animationDuration: Duration {
+        for scope in scopes.reversed() { if let value = scope.animationDuration { return value } }
+        return Self.defaultAnimationDuration
+    }
+
+    /// Sets `animationDuration` in the innermost transaction, as `CATransaction`'s
+    /// `setAnimationDuration` does.
+    ///
+    /// - Throws: `TransactionError.negativeDuration` for a negative duration (nothing changes).
+    public func setAnimationDuration(_ duration: Duration) throws(TransactionError) {
+        try Self.checkNotNegative(duration, what: "setAnimationDuration")
+        withInnermostScope { $0.animationDuration = duration }
     }
 
     /// Innermost `disableActions`, default false.
@@ -117,16 +130,26 @@ extension CommitPipeline {
         replaced?(.replaced)
     }
 
-    /// Records an animation of `duration` seconds (default: the innermost `animationDuration`)
-    /// in the innermost transaction. It counts toward the completion block of that transaction
-    /// and of every enclosing one: each waits for the longest animation of its group.
-    /// Negative or NaN durations count as 0.
-    public func addAnimation(duration: Double? = nil) {
-        let seconds = validDuration(duration ?? animationDuration)
+    /// Records an animation of the innermost `animationDuration` in the innermost transaction.
+    /// It counts toward the completion block of that transaction and of every enclosing one:
+    /// each waits for the longest animation of its group.
+    public func addAnimation() {
+        recordAnimation(animationDuration)
+    }
+
+    /// Records an animation of `duration` in the innermost transaction (see ``addAnimation()``).
+    ///
+    /// - Throws: `TransactionError.negativeDuration` for a negative duration (nothing recorded).
+    public func addAnimation(duration: Duration) throws(TransactionError) {
+        try Self.checkNotNegative(duration, what: "addAnimation(duration:)")
+        recordAnimation(duration)
+    }
+
+    private func recordAnimation(_ duration: Duration) {
         withInnermostScope { _ in }
         for index in scopes.indices {
             scopes[index].animationCount += 1
-            scopes[index].longestAnimation = Swift.max(scopes[index].longestAnimation, seconds)
+            scopes[index].longestAnimation = Swift.max(scopes[index].longestAnimation, duration)
         }
     }
 
@@ -139,7 +162,16 @@ extension CommitPipeline {
         change(&scopes[scopes.count - 1])
     }
 
-    private func validDuration(_ seconds: Double) -> Double {
-        seconds.isNaN || seconds < 0 ? 0 : seconds
+    private static func checkNotNegative(_ duration: Duration, what: String) throws(TransactionError) {
+        guard duration >= .zero else { throw .negativeDuration(duration, what: what) }
+    }
+
+    /// `value` as the type a typed key stores; nil stays nil (it removes the key).
+    private func typedValue<Value>(_ value: Any?, forKey key: String) throws(TransactionError) -> Value? {
+        guard let value else { return nil }
+        guard let typed = value as? Value else {
+            throw .invalidValue(key: key, expected: "\(Value.self)", got: "\(type(of: value))")
+        }
+        return typed
     }
 }

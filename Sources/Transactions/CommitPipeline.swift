@@ -77,8 +77,17 @@ public final class CommitPipeline {
     /// `clock`, pumped by `runDueCompletions()`.
     public var completionScheduler: any CompletionScheduler
     /// How long pending work may wait before `flushIfTooLate()` forces a commit.
-    /// Default 16 666 667 ns (one 60 Hz frame).
-    public var tooLateBudgetNanoseconds: UInt64 = 16_666_667
+    /// Default ``defaultTooLateBudget``, one 60 Hz frame; set with ``setTooLateBudget(_:)``.
+    public private(set) var tooLateBudget: Duration = CommitPipeline.defaultTooLateBudget
+    /// One 60 Hz frame: 16 666 667 ns.
+    public static let defaultTooLateBudget: Duration = .nanoseconds(16_666_667)
+
+    /// Sets ``tooLateBudget``.
+    /// - Throws: `TransactionError.negativeDuration` for a negative budget (nothing changes).
+    public func setTooLateBudget(_ budget: Duration) throws(TransactionError) {
+        guard budget >= .zero else { throw .negativeDuration(budget, what: "setTooLateBudget") }
+        tooLateBudget = budget
+    }
     /// The host loop's nesting level (0 = no loop running). The umbrella raises it on a run's Entry
     /// and lowers it after that run's Exit commit. Post-commit callbacks remember the level they
     /// were registered at and run only at a commit whose level is not deeper (see
@@ -103,10 +112,10 @@ public final class CommitPipeline {
     /// commit (marks in display or later, layout left over by the cap) the time that commit
     /// finished. nil when nothing waits. `flushIfTooLate()` compares against it.
     // unchecked: read by every mark and commit
-    @exclusivity(unchecked) public private(set) var pendingSince: UInt64?
+    @exclusivity(unchecked) public private(set) var pendingSince: LoopInstant?
     /// When the last commit finished, on `clock`.
     // unchecked: written once per commit
-    @exclusivity(unchecked) public private(set) var lastCommitTime: UInt64?
+    @exclusivity(unchecked) public private(set) var lastCommitTime: LoopInstant?
     /// The thread this pipeline belongs to (for messages).
     public let threadName: String
 
@@ -199,7 +208,7 @@ public final class CommitPipeline {
         performCommit(reason: reason)
     }
 
-    /// Forces a commit when pending work has waited at least `tooLateBudgetNanoseconds` since
+    /// Forces a commit when pending work has waited at least `tooLateBudget` since
     /// `pendingSince` (UIKit's `_UIApplicationFlushRunLoopCATransactionIfTooLate`, for a loop kept
     /// busy by source0 work that never reaches BeforeWaiting). Returns whether it committed.
     ///
@@ -215,9 +224,9 @@ public final class CommitPipeline {
 
     /// `flushIfTooLate()` with the current time supplied by the caller.
     @discardableResult
-    public func flushIfTooLate(now: UInt64) -> Bool {
+    public func flushIfTooLate(now: LoopInstant) -> Bool {
         guard needsCommit, explicitDepth == 0, phase == .idle, let since = pendingSince else { return false }
-        guard now >= since, now - since >= tooLateBudgetNanoseconds else { return false }
+        guard now >= since, since.duration(to: now) >= tooLateBudget else { return false }
         performCommit(reason: .tooLate)
         return true
     }
@@ -410,7 +419,7 @@ public final class CommitPipeline {
     /// Steps 4 to 6 of a commit. A function of its own so that the snapshot (and its share of
     /// the record buffers) is released when it returns.
     private func deliverSnapshot(reason: CommitReason, laidOut: [LayerIdentity], displayed: [DisplayedLayer],
-                                 deferred: [LayerIdentity], startTime: UInt64) {
+                                 deferred: [LayerIdentity], startTime: LoopInstant) {
         let snapshot = CommitSnapshot(frameNumber: frameNumber, reason: reason, laidOut: laidOut,
                                       displayed: displayed, layoutDeferred: deferred, startTime: startTime)
         phase = .deliver

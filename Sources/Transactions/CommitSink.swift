@@ -61,7 +61,7 @@ public struct CommitSnapshot: Sendable, Equatable {
     /// Layers still needing layout after the round cap (they go to the next commit).
     public let layoutDeferred: [LayerIdentity]
     /// The pipeline clock when the commit started.
-    public let startTime: UInt64
+    public let startTime: LoopInstant
 }
 
 /// Receives each commit's snapshot (the "deliver to the render server" step).

@@ -36,13 +36,14 @@ public typealias TransactionCompletion = (CompletionReason) -> Void
 ///
 /// ```swift
 /// final class TimerScheduler: CompletionScheduler {
-///     func schedule(after seconds: Double, _ work: @escaping () -> Void) { /* add a one-shot timer */ }
+///     func schedule(after delay: Duration, _ work: @escaping () -> Void) { /* add a one-shot timer */ }
 /// }
 /// pipeline.completionScheduler = TimerScheduler()
 /// ```
 public protocol CompletionScheduler: AnyObject {
-    /// Calls `work` once, on the pipeline's thread, no earlier than `seconds` from now.
-    func schedule(after seconds: Double, _ work: @escaping () -> Void)
+    /// Calls `work` once, on the pipeline's thread, no earlier than `delay` from now. The pipeline
+    /// passes only non-negative delays (animation durations are checked when they are set).
+    func schedule(after delay: Duration, _ work: @escaping () -> Void)
 }
 
 /// A scheduler on an injected clock with an explicit pump: `runDue()` runs every item whose
@@ -51,13 +52,13 @@ public protocol CompletionScheduler: AnyObject {
 /// ```swift
 /// let clock = ManualTransactionClock()
 /// let scheduler = ClockCompletionScheduler(clock: clock)
-/// scheduler.schedule(after: 0.5) { print("fired") }
-/// clock.advance(seconds: 0.5)
+/// scheduler.schedule(after: .milliseconds(500)) { print("fired") }
+/// try clock.advance(by: .milliseconds(500))
 /// scheduler.runDue()   // prints "fired", returns 1
 /// ```
 public final class ClockCompletionScheduler: CompletionScheduler {
     private struct Item {
-        let deadline: UInt64
+        let deadline: LoopInstant
         let sequence: UInt64
         let work: () -> Void
     }
@@ -68,14 +69,15 @@ public final class ClockCompletionScheduler: CompletionScheduler {
 
     public init(clock: any TransactionClock) { self.clock = clock }
 
-    public func schedule(after seconds: Double, _ work: @escaping () -> Void) {
-        let deadline = clock.now &+ nanoseconds(fromSeconds: seconds)
-        items.append(Item(deadline: deadline < clock.now ? .max : deadline, sequence: nextSequence, work: work))
+    public func schedule(after delay: Duration, _ work: @escaping () -> Void) {
+        // A negative delay runs at the next pump, like a zero one (`advanced(by:)` saturates).
+        let deadline = clock.now.advanced(by: max(delay, .zero))
+        items.append(Item(deadline: deadline, sequence: nextSequence, work: work))
         nextSequence += 1
     }
 
     /// The earliest deadline waiting, if any (e.g. to arm a timer).
-    public var nextDeadline: UInt64? { items.lazy.map(\.deadline).min() }
+    public var nextDeadline: LoopInstant? { items.lazy.map(\.deadline).min() }
 
     /// Number of items waiting.
     public var pendingCount: Int { items.count }

@@ -10,7 +10,7 @@
 ///
 /// ```swift
 /// LayerTransaction.begin()
-/// LayerTransaction.animationDuration = 1
+/// try LayerTransaction.setAnimationDuration(.seconds(1))
 /// LayerTransaction.setCompletionBlock { reason in print("done:", reason) }
 /// layer.setNeedsDisplay()
 /// LayerTransaction.addAnimation()          // waits 1 s after the commit
@@ -37,14 +37,19 @@ public enum LayerTransaction {
     public static func value(forKey key: String) -> Any? { CommitPipeline.current.value(forKey: key) }
 
     /// Sets `key` in the innermost transaction (opening the implicit one if needed).
-    public static func setValue(_ value: Any?, forKey key: String) {
-        CommitPipeline.current.setValue(value, forKey: key)
+    /// - Throws: `TransactionError.invalidValue` or `.negativeDuration` for a typed key given a
+    ///   value it cannot hold (see `CommitPipeline.setValue(_:forKey:)`).
+    public static func setValue(_ value: Any?, forKey key: String) throws(TransactionError) {
+        try CommitPipeline.current.setValue(value, forKey: key)
     }
 
-    /// Innermost animation duration in seconds; 0.25 when unset.
-    public static var animationDuration: Double {
-        get { CommitPipeline.current.animationDuration }
-        set { CommitPipeline.current.animationDuration = newValue }
+    /// Innermost animation duration; 0.25 s when unset.
+    public static var animationDuration: Duration { CommitPipeline.current.animationDuration }
+
+    /// Sets the innermost transaction's animation duration.
+    /// - Throws: `TransactionError.negativeDuration` for a negative duration (nothing changes).
+    public static func setAnimationDuration(_ duration: Duration) throws(TransactionError) {
+        try CommitPipeline.current.setAnimationDuration(duration)
     }
 
     /// Innermost "disable actions" flag; false when unset. Read by code that would add implicit
@@ -60,8 +65,12 @@ public enum LayerTransaction {
         CommitPipeline.current.setCompletionBlock(block)
     }
 
-    /// Records an animation (default duration: `animationDuration`) in the innermost transaction.
-    public static func addAnimation(duration: Double? = nil) {
-        CommitPipeline.current.addAnimation(duration: duration)
+    /// Records an animation of the innermost `animationDuration` in the innermost transaction.
+    public static func addAnimation() { CommitPipeline.current.addAnimation() }
+
+    /// Records an animation of `duration` in the innermost transaction.
+    /// - Throws: `TransactionError.negativeDuration` for a negative duration (nothing recorded).
+    public static func addAnimation(duration: Duration) throws(TransactionError) {
+        try CommitPipeline.current.addAnimation(duration: duration)
     }
 }

@@ -1,13 +1,13 @@
 /// One open transaction (implicit or explicit) on a pipeline's stack.
 struct TransactionScope {
     let isImplicit: Bool
-    var animationDuration: Double?
+    var animationDuration: Duration?
     var disableActions: Bool?
     /// Allocated on the first arbitrary key, so a begin/commit pair allocates nothing.
     var values: [String: Any]?
     var completion: TransactionCompletion?
     /// Longest animation added to this group (incl. nested groups), seconds.
-    var longestAnimation: Double = 0
+    var longestAnimation: Duration = .zero
     var animationCount = 0
 
     init(isImplicit: Bool) { self.isImplicit = isImplicit }
@@ -16,6 +16,6 @@ struct TransactionScope {
 /// A completion whose transaction has been popped, waiting for the commit that carries it.
 struct PendingCompletion {
     let block: TransactionCompletion
-    let longestAnimation: Double
+    let longestAnimation: Duration
     let animationCount: Int
 }

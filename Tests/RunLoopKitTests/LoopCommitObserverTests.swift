@@ -68,7 +68,7 @@ struct LoopCommitObserverTests {
             cell.setNeedsDisplay()
             // An idle source keeps the mode from being empty (R3), so the loop really sleeps.
             loop.add(LoopSource(label: "idle") {}, mode: .default)
-            let start = clock.now.nanoseconds
+            let start = clock.now
             // Without the wake-up the second commit would wait for the 10 s timeout.
             loop.run(mode: .default, timeout: 10, returnAfterSourceHandled: false)
             let displays = log.entries.filter { $0.hasPrefix("display") }

@@ -114,23 +114,38 @@ struct BadInputAndThreadTests {
         #expect(warnings.first?.message.contains("2 explicit LayerTransaction.begin() not committed") == true)
     }
 
-    @Test func invalidDurationsCountAsZero() {
+    @Test func negativeDurationsAreRefusedAndChangeNothing() throws {
         let h = Harness()
-        h.run {
-            LayerTransaction.animationDuration = .nan
-            #expect(LayerTransaction.animationDuration == 0)
-            LayerTransaction.animationDuration = -3
-            #expect(LayerTransaction.animationDuration == 0)
+        try h.run {
+            try LayerTransaction.setAnimationDuration(.seconds(1))
+            #expect(throws: TransactionError.negativeDuration(.seconds(-3), what: "setAnimationDuration")) {
+                try LayerTransaction.setAnimationDuration(.seconds(-3))
+            }
+            #expect(LayerTransaction.animationDuration == .seconds(1))
+            #expect(throws: TransactionError.negativeDuration(.seconds(-1), what: "animationDuration")) {
+                try LayerTransaction.setValue(Duration.seconds(-1), forKey: LayerTransaction.Key.animationDuration)
+            }
+            #expect(throws: TransactionError.invalidValue(key: "animationDuration", expected: "Duration", got: "Double")) {
+                try LayerTransaction.setValue(0.5, forKey: LayerTransaction.Key.animationDuration)
+            }
+            #expect(LayerTransaction.animationDuration == .seconds(1))
             LayerTransaction.setCompletionBlock { h.log("A:\($0)") }
-            LayerTransaction.addAnimation(duration: -1)
+            #expect(throws: TransactionError.negativeDuration(.milliseconds(-1), what: "addAnimation(duration:)")) {
+                try LayerTransaction.addAnimation(duration: .milliseconds(-1))
+            }
             LayerTransaction.flush()
-            #expect(h.log.take() == ["C"])
-            h.pipeline.runDueCompletions()
-            #expect(h.log.take() == ["A:animationsFinished"])
+            #expect(h.log.take() == ["C", "A:committedWithoutAnimations"])   // no animation was recorded
         }
-        let scheduler = ClockCompletionScheduler(clock: ManualTransactionClock())
+        #expect(throws: TransactionError.negativeDuration(.nanoseconds(-1), what: "setTooLateBudget")) {
+            try h.pipeline.setTooLateBudget(.nanoseconds(-1))
+        }
+        #expect(h.pipeline.tooLateBudget == CommitPipeline.defaultTooLateBudget)
+        let clock = ManualTransactionClock()
+        #expect(throws: TransactionError.self) { try clock.advance(by: .seconds(-1)) }
+        #expect(clock.now == .zero)
+        let scheduler = ClockCompletionScheduler(clock: clock)
         var ran = 0
-        scheduler.schedule(after: .nan) { ran += 1 }
+        scheduler.schedule(after: .seconds(-2)) { ran += 1 }   // a negative delay is due at once
         #expect(scheduler.runDue() == 1 && ran == 1)
     }
 

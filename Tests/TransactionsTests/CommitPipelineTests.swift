@@ -4,30 +4,30 @@ import RunLoopDiagnostics
 
 @Suite("CommitPipeline")
 struct CommitPipelineTests {
-    @Test func pendingSinceIsTheFirstMarkOrTheEndOfTheCommitThatDeferredWork() {
+    @Test func pendingSinceIsTheFirstMarkOrTheEndOfTheCommitThatDeferredWork() throws {
         let h = Harness()
-        h.run {
+        try h.run {
             #expect(h.pipeline.pendingSince == nil)
             let start = h.clock.now
             let v = h.layer("v")
             v.setNeedsLayout()
             #expect(h.pipeline.pendingSince == start)
-            h.clock.advance(nanoseconds: 7)
+            try h.clock.advance(by: .nanoseconds(7))
             v.setNeedsDisplay()                              // later marks do not move it
             #expect(h.pipeline.pendingSince == start)
 
             // A commit that takes 3 ms and whose display marks w for the next commit.
             let w = h.layer("w")
-            let slow = h.layer("slow", display: { _, _ in h.clock.advance(nanoseconds: 3_000_000); w.setNeedsDisplay() })
+            let slow = h.layer("slow", display: { _, _ in try? h.clock.advance(by: .milliseconds(3)); w.setNeedsDisplay() })
             slow.setNeedsDisplay()
             h.pipeline.commitIfNeeded(reason: .beforeWaiting)
             #expect(h.pipeline.lastCommitTime == h.clock.now)
             #expect(h.pipeline.pendingSince == h.clock.now)  // not the in-commit mark time
-            h.clock.advance(nanoseconds: h.pipeline.tooLateBudgetNanoseconds - 1)
+            try h.clock.advance(by: h.pipeline.tooLateBudget - .nanoseconds(1))
             #expect(!h.pipeline.flushIfTooLate())
-            #expect(h.pipeline.flushIfTooLate(now: h.clock.now + 1))
+            #expect(h.pipeline.flushIfTooLate(now: h.clock.now.advanced(by: .nanoseconds(1))))
             #expect(h.pipeline.pendingSince == nil)
-            #expect(!h.pipeline.flushIfTooLate(now: .max))   // nothing pending: never
+            #expect(!h.pipeline.flushIfTooLate(now: .distantFuture))   // nothing pending: never
         }
     }
 
@@ -38,7 +38,7 @@ struct CommitPipelineTests {
             a.setNeedsLayout()
             LayerTransaction.begin()
             h.pipeline.commitIfNeeded(reason: .beforeWaiting)   // e.g. a nested run inside begin…commit
-            #expect(!h.pipeline.flushIfTooLate(now: .max))
+            #expect(!h.pipeline.flushIfTooLate(now: .distantFuture))
             #expect(h.log.take() == [])
             try LayerTransaction.commit()
             #expect(h.log.take() == [])                         // implicit beneath: waits for the loop
@@ -131,18 +131,18 @@ struct CommitPipelineTests {
         try h.run {
             LayerTransaction.begin()
             LayerTransaction.setCompletionBlock { h.log("outer:\($0)") }
-            LayerTransaction.addAnimation(duration: 0.5)
+            try LayerTransaction.addAnimation(duration: .milliseconds(500))
             LayerTransaction.begin()
             LayerTransaction.setCompletionBlock { h.log("inner:\($0)") }
-            LayerTransaction.addAnimation(duration: 1)
+            try LayerTransaction.addAnimation(duration: .seconds(1))
             try LayerTransaction.commit()
-            LayerTransaction.addAnimation(duration: 0.25)          // outer group only
+            try LayerTransaction.addAnimation(duration: .milliseconds(250))   // outer group only
             try LayerTransaction.commit()
             #expect(h.log.take() == ["C"])
-            h.clock.advance(seconds: 0.5)
+            try h.clock.advance(by: .milliseconds(500))
             h.pipeline.runDueCompletions()
             #expect(h.log.take() == [])
-            h.clock.advance(seconds: 0.5)
+            try h.clock.advance(by: .milliseconds(500))
             h.pipeline.runDueCompletions()
             #expect(h.log.take() == ["inner:animationsFinished", "outer:animationsFinished"])
         }
@@ -150,10 +150,10 @@ struct CommitPipelineTests {
 
     @Test func anInjectedSchedulerReceivesTheDelay() throws {
         final class RecordingScheduler: CompletionScheduler {
-            var delays: [Double] = []
+            var delays: [Duration] = []
             var work: [() -> Void] = []
-            func schedule(after seconds: Double, _ work: @escaping () -> Void) {
-                delays.append(seconds)
+            func schedule(after delay: Duration, _ work: @escaping () -> Void) {
+                delays.append(delay)
                 self.work.append(work)
             }
         }
@@ -162,11 +162,11 @@ struct CommitPipelineTests {
         h.pipeline.completionScheduler = scheduler
         try h.run {
             LayerTransaction.begin()
-            LayerTransaction.animationDuration = 2
+            try LayerTransaction.setAnimationDuration(.seconds(2))
             LayerTransaction.setCompletionBlock { h.log("A:\($0)") }
             LayerTransaction.addAnimation()
             try LayerTransaction.commit()
-            #expect(scheduler.delays == [2])
+            #expect(scheduler.delays == [.seconds(2)])
             #expect(h.log.take() == ["C"])
             scheduler.work.forEach { $0() }
             #expect(h.log.take() == ["A:animationsFinished"])
@@ -180,15 +180,15 @@ struct CommitPipelineTests {
             #expect(LayerTransaction.value(forKey: "tag") == nil)
             #expect(!LayerTransaction.disableActions)
             LayerTransaction.begin()
-            LayerTransaction.setValue("outer", forKey: "tag")
+            try LayerTransaction.setValue("outer", forKey: "tag")
             LayerTransaction.disableActions = true
             LayerTransaction.begin()
             #expect(LayerTransaction.value(forKey: "tag") as? String == "outer")
-            LayerTransaction.setValue("inner", forKey: "tag")
-            LayerTransaction.setValue(false, forKey: LayerTransaction.Key.disableActions)
+            try LayerTransaction.setValue("inner", forKey: "tag")
+            try LayerTransaction.setValue(false, forKey: LayerTransaction.Key.disableActions)
             #expect(LayerTransaction.value(forKey: "tag") as? String == "inner")
             #expect(!LayerTransaction.disableActions)
-            LayerTransaction.setValue(nil, forKey: "tag")          // removes it from the inner scope only
+            try LayerTransaction.setValue(nil, forKey: "tag")      // removes it from the inner scope only
             #expect(LayerTransaction.value(forKey: "tag") as? String == "outer")
             try LayerTransaction.commit()
             #expect(LayerTransaction.disableActions)
@@ -198,15 +198,15 @@ struct CommitPipelineTests {
         }
     }
 
-    @Test func propertySetOutsideATransactionOpensTheImplicitOne() {
+    @Test func propertySetOutsideATransactionOpensTheImplicitOne() throws {
         let h = Harness()
-        h.run {
-            LayerTransaction.animationDuration = 0.5
+        try h.run {
+            try LayerTransaction.setAnimationDuration(.milliseconds(500))
             #expect(h.pipeline.hasImplicitTransaction && h.pipeline.needsCommit)
             LayerTransaction.setCompletionBlock { h.log("A:\($0)") }
             h.pipeline.commitIfNeeded(reason: .beforeWaiting)
             #expect(h.log.take() == ["C", "A:committedWithoutAnimations"])
-            #expect(LayerTransaction.animationDuration == 0.25)
+            #expect(LayerTransaction.animationDuration == .milliseconds(250))
         }
     }
 

@@ -27,30 +27,31 @@ struct DocumentationExamplesTests {
         let pipeline = CommitPipeline(clock: ManualTransactionClock())
         try pipeline.asCurrent {
             LayerTransaction.begin()
-            LayerTransaction.animationDuration = 1
+            try LayerTransaction.setAnimationDuration(.seconds(1))
             LayerTransaction.begin()
-            #expect(LayerTransaction.animationDuration == 1)
-            LayerTransaction.animationDuration = 2
+            #expect(LayerTransaction.animationDuration == .seconds(1))
+            try LayerTransaction.setAnimationDuration(.seconds(2))
             try LayerTransaction.commit()
-            #expect(LayerTransaction.animationDuration == 1)
+            #expect(LayerTransaction.animationDuration == .seconds(1))
             try LayerTransaction.commit()
-            #expect(LayerTransaction.animationDuration == 0.25)
+            #expect(LayerTransaction.animationDuration == .milliseconds(250))
             #expect(pipeline.frameNumber == 1)
         }
     }
 
-    @Test func completionSchedulerExample() {
+    @Test func completionSchedulerExample() throws {
         let clock = ManualTransactionClock()
         let pipeline = CommitPipeline(clock: clock)
         var out: [String] = []
-        pipeline.asCurrent {
+        try pipeline.asCurrent {
             LayerTransaction.begin()
             LayerTransaction.setCompletionBlock { reason in out.append("done: \(reason)") }
-            LayerTransaction.addAnimation(duration: 0.5)
-            try? LayerTransaction.commit()
+            try LayerTransaction.addAnimation(duration: .milliseconds(500))
+            try LayerTransaction.commit()
             #expect(out.isEmpty)
-            #expect((pipeline.completionScheduler as? ClockCompletionScheduler)?.nextDeadline == clock.now + 500_000_000)
-            clock.advance(seconds: 0.5)
+            #expect((pipeline.completionScheduler as? ClockCompletionScheduler)?.nextDeadline
+                    == clock.now.advanced(by: .milliseconds(500)))
+            try clock.advance(by: .milliseconds(500))
             pipeline.runDueCompletions()
         }
         #expect(out == ["done: animationsFinished"])

@@ -31,7 +31,7 @@ final class RecordingSink: CommitSink {
 /// An isolated pipeline on a manual clock, with a callout log, a recording sink, a diagnostics
 /// recorder and a wake-up counter.
 final class Harness {
-    let clock = ManualTransactionClock(start: 1_000_000_000)
+    let clock = ManualTransactionClock(start: LoopInstant(nanoseconds: 1_000_000_000))
     let pipeline: CommitPipeline
     let log = CalloutLog()
     let sink: RecordingSink

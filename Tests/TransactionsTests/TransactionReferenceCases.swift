@@ -239,19 +239,19 @@ struct TransactionReferenceCases {
     @Test func case11() throws {
         let h = Harness()
         try h.run {
-            var seen: [Double] = []
+            var seen: [Duration] = []
             LayerTransaction.begin()
-            LayerTransaction.animationDuration = 1
+            try LayerTransaction.setAnimationDuration(.seconds(1))
             LayerTransaction.begin()
             seen.append(LayerTransaction.animationDuration)
-            LayerTransaction.animationDuration = 2
+            try LayerTransaction.setAnimationDuration(.seconds(2))
             seen.append(LayerTransaction.animationDuration)
             try LayerTransaction.commit()
             seen.append(LayerTransaction.animationDuration)
             try LayerTransaction.commit()
             seen.append(LayerTransaction.animationDuration)
-            #expect(seen == [1, 2, 1, CommitPipeline.defaultAnimationDuration])
-            #expect(CommitPipeline.defaultAnimationDuration == 0.25)
+            #expect(seen == [.seconds(1), .seconds(2), .seconds(1), CommitPipeline.defaultAnimationDuration])
+            #expect(CommitPipeline.defaultAnimationDuration == .milliseconds(250))
         }
     }
 
@@ -268,14 +268,14 @@ struct TransactionReferenceCases {
 
             // With an animation of 1 s: after 1 s of the pipeline clock.
             LayerTransaction.begin()
-            LayerTransaction.animationDuration = 1
+            try LayerTransaction.setAnimationDuration(.seconds(1))
             LayerTransaction.setCompletionBlock { h.log("A:\($0)") }
             LayerTransaction.addAnimation()
             try LayerTransaction.commit()
             #expect(h.log.take() == ["C"])
-            h.clock.advance(nanoseconds: 999_999_999)
+            try h.clock.advance(by: .nanoseconds(999_999_999))
             #expect(h.pipeline.runDueCompletions() == 0)
-            h.clock.advance(nanoseconds: 1)
+            try h.clock.advance(by: .nanoseconds(1))
             #expect(h.pipeline.runDueCompletions() == 1)
             #expect(h.log.take() == ["A:animationsFinished"])
 
@@ -290,13 +290,13 @@ struct TransactionReferenceCases {
             // Changes made inside the block: new implicit transaction, default settings, next BW.
             let v = h.layer("v")
             LayerTransaction.begin()
-            LayerTransaction.animationDuration = 1
+            try LayerTransaction.setAnimationDuration(.seconds(1))
             LayerTransaction.setCompletionBlock { _ in
                 h.log("A duration=\(LayerTransaction.animationDuration)")
                 v.setNeedsLayout()
             }
             try LayerTransaction.commit()
-            #expect(h.log.take() == ["C", "A duration=0.25"])
+            #expect(h.log.take() == ["C", "A duration=0.25 seconds"])
             #expect(h.pipeline.needsCommit)
             driver.notify(.beforeWaiting)
             #expect(h.log.take() == ["L(v)", "C"])
@@ -305,14 +305,14 @@ struct TransactionReferenceCases {
 
     /// TX13 Busy loop: BW never comes; flush-if-too-late after the budget (test driver: a source0
     /// callout per iteration, then the interceptor's `flushIfTooLate()`).
-    @Test func case13() {
+    @Test func case13() throws {
         let h = Harness()
-        h.run {
+        try h.run {
             let v = h.layer("v")
             for iteration in 1...6 {
                 h.log("S\(iteration)")
                 if iteration == 1 || iteration == 5 { v.setNeedsLayout() }
-                h.clock.advance(nanoseconds: 5_000_000)          // each callout takes 5 ms
+                try h.clock.advance(by: .nanoseconds(5_000_000))          // each callout takes 5 ms
                 if h.pipeline.flushIfTooLate() { h.log("(forced)") }
             }
             // Marked at 0 ms; checked at 5, 10, 15 (< 16.67 ms budget), 20 → forced flush.
@@ -321,10 +321,10 @@ struct TransactionReferenceCases {
             #expect(h.pipeline.needsCommit)                        // the 5th callout's mark waits (10 ms so far)
 
             // The budget is configurable.
-            h.pipeline.tooLateBudgetNanoseconds = 50_000_000
-            h.clock.advance(nanoseconds: 30_000_000)              // 40 ms since the mark
+            try h.pipeline.setTooLateBudget(.milliseconds(50))
+            try h.clock.advance(by: .nanoseconds(30_000_000))              // 40 ms since the mark
             #expect(!h.pipeline.flushIfTooLate())
-            h.clock.advance(nanoseconds: 10_000_000)              // 50 ms
+            try h.clock.advance(by: .nanoseconds(10_000_000))              // 50 ms
             #expect(h.pipeline.flushIfTooLate())
             #expect(h.log.take() == ["L(v)", "C"])
         }

@@ -1,13 +1,14 @@
-/// An instant on a loop's clock: nanoseconds since the clock's origin (boot for
-/// ``MonotonicClock``, the start value for a ``VirtualClock``).
+/// An instant on a loop's clock: nanoseconds since the clock's origin (boot for RunLoopCore's
+/// `MonotonicClock`, the start value for a `VirtualClock`). The commit pipeline keeps its time in
+/// the same type, so a loop's clock and a pipeline's clock read alike.
 ///
 /// Instants compare and subtract as a Swift `InstantProtocol`; arithmetic saturates at the
 /// clock's origin and at ``distantFuture`` instead of trapping.
 ///
 /// ```swift
-/// let clock = VirtualClock()
-/// let deadline = clock.nowNanoseconds.advanced(by: .milliseconds(20))
-/// print(clock.nowNanoseconds.duration(to: deadline))   // 0.02 seconds
+/// let start = LoopInstant(nanoseconds: 1_000_000)
+/// let deadline = start.advanced(by: .milliseconds(20))
+/// print(start.duration(to: deadline))   // 0.02 seconds
 /// ```
 public struct LoopInstant: InstantProtocol, Hashable, Sendable, CustomStringConvertible {
     public typealias Duration = Swift.Duration
@@ -16,6 +17,7 @@ public struct LoopInstant: InstantProtocol, Hashable, Sendable, CustomStringConv
     public let nanoseconds: UInt64
 
     /// The instant `nanoseconds` after the clock's origin.
+    @inlinable
     public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
 
     /// The clock's origin.
@@ -24,6 +26,7 @@ public struct LoopInstant: InstantProtocol, Hashable, Sendable, CustomStringConv
     public static let distantFuture = LoopInstant(nanoseconds: .max)
 
     /// The instant `duration` later (earlier when negative), clamped to the representable range.
+    @inlinable
     public func advanced(by duration: Duration) -> LoopInstant {
         if duration >= .zero {
             return LoopInstant(nanoseconds: Nanoseconds.add(nanoseconds, Nanoseconds.from(duration)))
@@ -40,6 +43,7 @@ public struct LoopInstant: InstantProtocol, Hashable, Sendable, CustomStringConv
         return .zero - Self.duration(nanoseconds: nanoseconds - other.nanoseconds)
     }
 
+    @inlinable
     public static func < (lhs: LoopInstant, rhs: LoopInstant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 
     /// "12.5 ms", "3 s", "never": readable in traces and test failures.
@@ -49,11 +53,11 @@ public struct LoopInstant: InstantProtocol, Hashable, Sendable, CustomStringConv
     }
 
     /// A duration of `nanoseconds`, exact for every `UInt64`.
-    static func duration(nanoseconds: UInt64) -> Duration {
+    package static func duration(nanoseconds: UInt64) -> Duration {
         .seconds(Int64(nanoseconds / 1_000_000_000)) + .nanoseconds(Int64(nanoseconds % 1_000_000_000))
     }
 
-    static func format(nanoseconds: UInt64) -> String {
+    package static func format(nanoseconds: UInt64) -> String {
         if nanoseconds == 0 { return "0 ns" }
         if nanoseconds % 1_000_000_000 == 0 { return "\(nanoseconds / 1_000_000_000) s" }
         if nanoseconds % 1_000_000 == 0 { return "\(nanoseconds / 1_000_000) ms" }
