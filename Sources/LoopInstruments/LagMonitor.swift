@@ -24,29 +24,48 @@ import RunLoopCore
 /// }
 /// loop.run(mode: .default, timeout: 0)
 /// ```
-public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
-    // Sendable: all mutable state is guarded by `lock`.
-    private let lock = PThreadMutex()
-    private var clock: (any LoopClock)?
-    private var thresholdNanos: UInt64
-    private var period: Duration
-    private var reportHandler: (@Sendable (LagReport) -> Void)?
+public final class LagMonitor: LoopCalloutInterceptor, Sendable {
+    /// Everything that changes, behind one lock: the configuration, and the turn state that the
+    /// observers write on the loop's thread and the watchdog reads on its own.
+    private struct Shared {
+        var clock: (any LoopClock)?
+        var thresholdNanos: UInt64
+        var period: Duration
+        var reportHandler: (@Sendable (LagReport) -> Void)?
+        var checkAtCalloutEnd = false
+
+        var awake = false
+        var turnStart = LoopInstant.zero
+        var startedBy: Loop.Activity = .afterWaiting
+        var reportedThisTurn = false
+        var runDepth = 0
+        var callouts: [(kind: LoopEvent.Callout, label: String)] = []
+        var keptReports: [LagReport] = []
+        var turns = 0
+        var longestTurnNanos: UInt64 = 0
+
+        var installed: [InstalledObserver] = []
+        var watchdog: Watchdog?
+
+        var now: LoopInstant { (clock ?? MonotonicClock.shared).now }
+
+        mutating func startTurn(at now: LoopInstant, by activity: Loop.Activity) {
+            awake = true
+            turnStart = now
+            startedBy = activity
+            reportedThisTurn = false
+        }
+
+        mutating func endTurn(at now: LoopInstant) {
+            guard awake else { return }
+            awake = false
+            turns += 1
+            longestTurnNanos = max(longestTurnNanos, now.nanoseconds &- turnStart.nanoseconds)
+        }
+    }
+
+    private let shared: Locked<Shared>
     private let recorder: TraceRecorder?
-
-    // Turn state, written by the observers on the loop's thread, read by the watchdog.
-    private var awake = false
-    private var turnStart = LoopInstant.zero
-    private var startedBy: Loop.Activity = .afterWaiting
-    private var reportedThisTurn = false
-    private var runDepth = 0
-    private var callouts: [(kind: LoopEvent.Callout, label: String)] = []
-    private var keptReports: [LagReport] = []
-    private var turns = 0
-    private var longestTurnNanos: UInt64 = 0
-
-    private var installed: [InstalledObserver] = []
-    private var watchdog: Watchdog?
-    private var checkAtCalloutEnd = false
 
     /// - Parameters:
     ///   - clock: the clock spans are measured on; `install(on:)` adopts the loop's when nil.
@@ -60,15 +79,14 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
                 recorder: TraceRecorder? = nil, onReport: (@Sendable (LagReport) -> Void)? = nil) throws(LoopError) {
         try Self.validate(threshold: threshold)
         try Self.validate(checkPeriod: checkPeriod)
-        self.clock = clock
-        self.thresholdNanos = Nanoseconds.from(threshold)
-        self.period = checkPeriod
+        self.shared = Locked(Shared(clock: clock, thresholdNanos: Nanoseconds.from(threshold), period: checkPeriod,
+                                    reportHandler: onReport))
         self.recorder = recorder
-        self.reportHandler = onReport
     }
 
     deinit {
-        watchdog?.stop()
+        let (dog, installed) = shared.withLock { ($0.watchdog, $0.installed) }
+        dog?.stop()
         for item in installed {
             item.remove()
             item.loop?.removeCalloutInterceptor(self)
@@ -78,21 +96,24 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     // MARK: Configuration
 
     /// How long a turn may stay awake before it is reported.
-    public var threshold: Duration { .nanoseconds(Int64(clamping: lock.withLock { thresholdNanos })) }
+    public var threshold: Duration { .nanoseconds(Int64(clamping: shared.withLock { $0.thresholdNanos })) }
 
     /// Changes the threshold; negative throws and changes nothing.
     public func setThreshold(_ threshold: Duration) throws(LoopError) {
         try Self.validate(threshold: threshold)
-        lock.withLock { thresholdNanos = Nanoseconds.from(threshold) }
+        shared.withLock { $0.thresholdNanos = Nanoseconds.from(threshold) }
     }
 
     /// Time between watchdog checks.
-    public var checkPeriod: Duration { lock.withLock { period } }
+    public var checkPeriod: Duration { shared.withLock { $0.period } }
 
     /// Changes the watchdog's period; zero or negative throws and changes nothing.
     public func setCheckPeriod(_ checkPeriod: Duration) throws(LoopError) {
         try Self.validate(checkPeriod: checkPeriod)
-        let dog = lock.withLock { period = checkPeriod; return watchdog }
+        let dog = shared.withLock { state -> Watchdog? in
+            state.period = checkPeriod
+            return state.watchdog
+        }
         dog?.setPeriod(Self.seconds(checkPeriod))
     }
 
@@ -108,18 +129,17 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-
     /// Called once per reported turn, on the thread that ran the check.
     public var onReport: (@Sendable (LagReport) -> Void)? {
-        get { lock.withLock { reportHandler } }
-        set { lock.withLock { reportHandler = newValue } }
+        get { shared.withLock { $0.reportHandler } }
+        set { shared.withLock { $0.reportHandler = newValue } }
     }
 
     /// When true, every callout's end runs a check before the callout is forgotten: on a
     /// virtual clock this acts as a watchdog with perfect resolution.
     public var checksAtCalloutEnd: Bool {
-        get { lock.withLock { checkAtCalloutEnd } }
-        set { lock.withLock { checkAtCalloutEnd = newValue } }
+        get { shared.withLock { $0.checkAtCalloutEnd } }
+        set { shared.withLock { $0.checkAtCalloutEnd = newValue } }
     }
 
     // MARK: Installing
@@ -128,7 +148,7 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     /// BeforeWaiting|Exit) observers in `modes` (the common modes by default), and, when
     /// `interceptCallouts` is true, joins the loop's callout interceptors (`addCalloutInterceptor`).
     public func install(on loop: Loop, modes: [Loop.Mode] = [.common], interceptCallouts: Bool = true) {
-        lock.withLock { if clock == nil { clock = loop.clock } }
+        shared.withLock { if $0.clock == nil { $0.clock = loop.clock } }
         for mode in modes {
             let begin = LoopObserver(activities: .allActivities, order: Int.min, label: "LagMonitor.begin") { [weak self] _, activity in
                 self?.beginObserved(activity)
@@ -138,9 +158,9 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
             }
             loop.add(begin, mode: mode)
             loop.add(end, mode: mode)
-            lock.withLock {
-                installed.append(InstalledObserver(loop: loop, observer: begin, mode: mode))
-                installed.append(InstalledObserver(loop: loop, observer: end, mode: mode))
+            shared.withLock {
+                $0.installed.append(InstalledObserver(loop: loop, observer: begin, mode: mode))
+                $0.installed.append(InstalledObserver(loop: loop, observer: end, mode: mode))
             }
         }
         if interceptCallouts { loop.addCalloutInterceptor(self) }
@@ -148,9 +168,9 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
 
     /// Removes the observers (and the interceptor if it is this monitor).
     public func uninstall() {
-        let items = lock.withLock { () -> [InstalledObserver] in
-            defer { installed.removeAll() }
-            return installed
+        let items = shared.withLock { state -> [InstalledObserver] in
+            defer { state.installed.removeAll() }
+            return state.installed
         }
         for item in items {
             item.remove()
@@ -163,58 +183,42 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     /// The begin observer's work; public so another loop integration (e.g. a real CFRunLoop
     /// observer) can drive the monitor.
     public func beginObserved(_ activity: Loop.Activity) {
-        lock.withLock {
-            let now = (clock ?? MonotonicClock.shared).now
-            if activity.contains(.entry) { runDepth += 1 }
+        shared.withLock { state in
+            let now = state.now
+            if activity.contains(.entry) { state.runDepth += 1 }
             if activity.contains(.afterWaiting) {
-                startTurn(at: now, by: .afterWaiting)
-            } else if !awake && (activity.contains(.beforeTimers) || activity.contains(.beforeSources)) {
-                startTurn(at: now, by: activity.contains(.beforeTimers) ? .beforeTimers : .beforeSources)
+                state.startTurn(at: now, by: .afterWaiting)
+            } else if !state.awake && (activity.contains(.beforeTimers) || activity.contains(.beforeSources)) {
+                state.startTurn(at: now, by: activity.contains(.beforeTimers) ? .beforeTimers : .beforeSources)
             }
         }
     }
 
     /// The end observer's work (BeforeWaiting or Exit).
     public func endObserved(_ activity: Loop.Activity) {
-        lock.withLock {
-            let now = (clock ?? MonotonicClock.shared).now
+        shared.withLock { state in
+            let now = state.now
             if activity.contains(.beforeWaiting) {
-                endTurn(at: now)
+                state.endTurn(at: now)
             } else if activity.contains(.exit) {
-                endTurn(at: now)
-                runDepth = max(0, runDepth - 1)
+                state.endTurn(at: now)
+                state.runDepth = max(0, state.runDepth - 1)
                 // Leaving a nested run returns into a callout of the outer turn: measure it
                 // again from here instead of losing it (Matrix would stop measuring).
-                if runDepth > 0 { startTurn(at: now, by: .exit) }
+                if state.runDepth > 0 { state.startTurn(at: now, by: .exit) }
             }
         }
-    }
-
-    // Call with `lock` held.
-    private func startTurn(at now: LoopInstant, by activity: Loop.Activity) {
-        awake = true
-        turnStart = now
-        startedBy = activity
-        reportedThisTurn = false
-    }
-
-    // Call with `lock` held.
-    private func endTurn(at now: LoopInstant) {
-        guard awake else { return }
-        awake = false
-        turns += 1
-        longestTurnNanos = max(longestTurnNanos, now.nanoseconds &- turnStart.nanoseconds)
     }
 
     // MARK: Callout tracking
 
     public func willCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) {
-        lock.withLock { callouts.append((kind, label)) }
+        shared.withLock { $0.callouts.append((kind, label)) }
     }
 
     public func didCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) {
-        if lock.withLock({ checkAtCalloutEnd }) { check() }
-        lock.withLock { _ = callouts.popLast() }
+        if shared.withLock({ $0.checkAtCalloutEnd }) { check() }
+        shared.withLock { _ = $0.callouts.popLast() }
     }
 
     // MARK: Checking
@@ -224,19 +228,20 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     /// it directly with a virtual clock.
     @discardableResult
     public func check(now: LoopInstant? = nil) -> LagReport? {
-        let (report, handler): (LagReport?, (@Sendable (LagReport) -> Void)?) = lock.withLock {
-            let instant = now ?? (clock ?? MonotonicClock.shared).now
-            guard awake, !reportedThisTurn, instant > turnStart,
-                  instant.nanoseconds - turnStart.nanoseconds > thresholdNanos else {
+        let (report, handler): (LagReport?, (@Sendable (LagReport) -> Void)?) = shared.withLock { state in
+            let instant = now ?? state.now
+            guard state.awake, !state.reportedThisTurn, instant > state.turnStart,
+                  instant.nanoseconds - state.turnStart.nanoseconds > state.thresholdNanos else {
                 return (nil, nil)
             }
-            reportedThisTurn = true
+            state.reportedThisTurn = true
             let report = LagReport(
-                turnStart: turnStart, detectedAt: instant, startedBy: startedBy,
-                calloutLabel: callouts.last?.label, calloutKind: callouts.last?.kind,
-                calloutStack: callouts.map(\.label), threshold: .nanoseconds(Int64(clamping: thresholdNanos)))
-            keptReports.append(report)
-            return (report, reportHandler)
+                turnStart: state.turnStart, detectedAt: instant, startedBy: state.startedBy,
+                calloutLabel: state.callouts.last?.label, calloutKind: state.callouts.last?.kind,
+                calloutStack: state.callouts.map(\.label),
+                threshold: .nanoseconds(Int64(clamping: state.thresholdNanos)))
+            state.keptReports.append(report)
+            return (report, state.reportHandler)
         }
         if let report {
             recorder?.record(report)
@@ -246,27 +251,26 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
     }
 
     /// Every report so far, oldest first.
-    public var reports: [LagReport] { lock.withLock { keptReports } }
+    public var reports: [LagReport] { shared.withLock { $0.keptReports } }
 
     /// True between a wake-up and the next BeforeWaiting.
-    public var isAwake: Bool { lock.withLock { awake } }
+    public var isAwake: Bool { shared.withLock { $0.awake } }
 
     /// Turns completed (reached BeforeWaiting or Exit) since creation.
-    public var completedTurns: Int { lock.withLock { turns } }
+    public var completedTurns: Int { shared.withLock { $0.turns } }
 
-    /// The longest completed turn, in nanoseconds.
     /// The longest turn measured so far.
-    public var longestTurn: Duration { .nanoseconds(Int64(clamping: lock.withLock { longestTurnNanos })) }
+    public var longestTurn: Duration { .nanoseconds(Int64(clamping: shared.withLock { $0.longestTurnNanos })) }
 
     // MARK: Watchdog thread
 
     /// Starts a thread that calls `check()` every `checkPeriod` seconds of real time.
     /// Call `stopWatchdog()` (or drop the monitor) to stop and join it.
     public func startWatchdog() {
-        let dog = lock.withLock { () -> Watchdog? in
-            guard watchdog == nil else { return nil }
-            let dog = Watchdog(name: "LagMonitor", period: Self.seconds(period)) { [weak self] in self?.check() }
-            watchdog = dog
+        let dog = shared.withLock { state -> Watchdog? in
+            guard state.watchdog == nil else { return nil }
+            let dog = Watchdog(name: "LagMonitor", period: Self.seconds(state.period)) { [weak self] in self?.check() }
+            state.watchdog = dog
             return dog
         }
         dog?.start()
@@ -274,16 +278,16 @@ public final class LagMonitor: LoopCalloutInterceptor, @unchecked Sendable {
 
     /// Stops the watchdog thread and joins it; returns when the thread has exited.
     public func stopWatchdog() {
-        let dog = lock.withLock { () -> Watchdog? in
-            defer { watchdog = nil }
-            return watchdog
+        let dog = shared.withLock { state -> Watchdog? in
+            defer { state.watchdog = nil }
+            return state.watchdog
         }
         dog?.stop()
     }
 
     /// True while the watchdog thread runs.
-    public var isWatchdogRunning: Bool { lock.withLock { watchdog != nil } }
+    public var isWatchdogRunning: Bool { shared.withLock { $0.watchdog != nil } }
 
     /// The watchdog's kernel thread id (for leak checks via /proc/self/task), 0 when stopped.
-    public var watchdogThreadID: Int64 { lock.withLock { watchdog }?.kernelThreadID ?? 0 }
+    public var watchdogThreadID: Int64 { shared.withLock { $0.watchdog }?.kernelThreadID ?? 0 }
 }

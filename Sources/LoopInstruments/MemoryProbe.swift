@@ -10,12 +10,14 @@ import RunLoopCore
 /// loop.run(mode: .default, timeout: 1)
 /// let peak = probe.samples.map(\.pool.pendingEntries).max()
 /// ```
-public final class MemoryProbe: @unchecked Sendable {
-    // Sendable: mutable state is guarded by `lock`; `poolStatistics` is @Sendable.
-    private let lock = PThreadMutex()
-    private var buffer: RingBuffer<MemorySample>
-    private var clock: (any LoopClock)?
-    private var installed: [InstalledObserver] = []
+public final class MemoryProbe: Sendable {
+    private struct Shared {
+        var buffer: RingBuffer<MemorySample>
+        var clock: (any LoopClock)?
+        var installed: [InstalledObserver] = []
+    }
+
+    private let shared: Locked<Shared>
     private let recorder: TraceRecorder?
     private let poolStatistics: @Sendable () -> PoolSnapshot
     private let readsProcess: Bool
@@ -31,26 +33,25 @@ public final class MemoryProbe: @unchecked Sendable {
     public init(clock: (any LoopClock)? = nil, recorder: TraceRecorder? = nil, readsProcess: Bool = true,
                 poolStatistics: @escaping @Sendable () -> PoolSnapshot = PoolSnapshot.currentThread,
                 capacity: Int = 100_000) {
-        self.clock = clock
+        self.shared = Locked(Shared(buffer: RingBuffer(capacity: capacity), clock: clock))
         self.recorder = recorder
         self.readsProcess = readsProcess
         self.poolStatistics = poolStatistics
-        self.buffer = RingBuffer(capacity: capacity)
     }
 
     deinit {
-        for item in installed { item.remove() }
+        for item in shared.withLock({ $0.installed }) { item.remove() }
     }
 
     /// Takes one sample now, on the calling thread.
     @discardableResult
     public func sample(label: String = "sample", activity: Loop.Activity? = nil) -> MemorySample {
-        let time = lock.withLock { (clock ?? MonotonicClock.shared).now }
+        let time = shared.withLock { ($0.clock ?? MonotonicClock.shared).now }
         let sample = MemorySample(
             time: time, activity: activity, label: label, pool: poolStatistics(),
             residentBytes: readsProcess ? ProcessMemory.residentBytes() : 0,
             heapInUseBytes: readsProcess ? ProcessMemory.heapInUseBytes() : 0)
-        lock.withLock { buffer.append(sample) }
+        shared.withLock { $0.buffer.append(sample) }
         recorder?.record(sample)
         return sample
     }
@@ -63,27 +64,27 @@ public final class MemoryProbe: @unchecked Sendable {
     @discardableResult
     public func install(on loop: Loop, activities: Loop.Activity = [.afterWaiting, .beforeWaiting, .exit],
                         mode: Loop.Mode = .common, order: Int = Int.max - 1) -> LoopObserver {
-        lock.withLock { if clock == nil { clock = loop.clock } }
+        shared.withLock { if $0.clock == nil { $0.clock = loop.clock } }
         let observer = LoopObserver(activities: activities, order: order, label: "MemoryProbe") { [weak self] _, activity in
             self?.sample(label: activity.cfName, activity: activity)
         }
         loop.add(observer, mode: mode)
-        lock.withLock { installed.append(InstalledObserver(loop: loop, observer: observer, mode: mode)) }
+        shared.withLock { $0.installed.append(InstalledObserver(loop: loop, observer: observer, mode: mode)) }
         return observer
     }
 
     /// Removes every observer `install(on:)` added.
     public func uninstall() {
-        let items = lock.withLock { () -> [InstalledObserver] in
-            defer { installed.removeAll() }
-            return installed
+        let items = shared.withLock { state -> [InstalledObserver] in
+            defer { state.installed.removeAll() }
+            return state.installed
         }
         for item in items { item.remove() }
     }
 
     /// The kept samples, oldest first.
-    public var samples: [MemorySample] { lock.withLock { buffer.elements } }
+    public var samples: [MemorySample] { shared.withLock { $0.buffer.elements } }
 
     /// Forgets every sample.
-    public func clear() { lock.withLock { buffer.removeAll() } }
+    public func clear() { shared.withLock { $0.buffer.removeAll() } }
 }

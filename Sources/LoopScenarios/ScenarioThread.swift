@@ -20,29 +20,27 @@ enum ScenarioThread {
 
     /// Starts `body` on a new thread; call `join()` on the handle to wait for its value.
     static func start<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) -> Handle<T> {
-        let result = ResultBox<T>()
-        let thread = startPThread(name: "scenario thread '\(name)'") { result.value = body() }
+        let result = Locked<T?>(nil)
+        let thread = startPThread(name: "scenario thread '\(name)'") {
+            let value = body()
+            result.withLock { $0 = value }
+        }
         return Handle(thread: thread, result: result)
     }
 
     /// A started thread. Join it exactly once (`join` consumes the handle).
     struct Handle<T: Sendable>: ~Copyable {
         fileprivate let thread: pthread_t
-        fileprivate let result: ResultBox<T>
+        fileprivate let result: Locked<T?>
 
         /// Waits for the thread to exit (its thread-local destructors included) and returns
         /// the body's value.
         consuming func join() -> T {
             let status = pthread_join(thread, nil)
             precondition(status == 0, "scenario thread: pthread_join failed (\(status))")
-            // The thread has exited: its write of `value` happened before pthread_join returned.
-            return result.value!
+            // The thread has exited, so its body has stored the value.
+            return result.withLock { $0 }!
         }
     }
 }
 
-/// The body's value: written by the new thread, read by the joining thread after pthread_join
-/// (which orders the two).
-private final class ResultBox<T: Sendable>: @unchecked Sendable {
-    var value: T?
-}

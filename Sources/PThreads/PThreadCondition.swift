@@ -53,3 +53,25 @@ public final class PThreadCondition: @unchecked Sendable {   // Sendable: the co
         return pthread_cond_timedwait(condition, mutex.raw, &spec) != ETIMEDOUT
     }
 }
+
+extension Locked {
+    /// Waits on `condition` with the lock held until `isDone` returns true for the value, or
+    /// until `deadline` nanoseconds of `CLOCK_MONOTONIC` (`UInt64.max`: no deadline). Returns
+    /// whether `isDone` held. Whoever changes the value in a way `isDone` reads must broadcast
+    /// `condition` after `withLock` returns.
+    ///
+    /// ```swift
+    /// let ready = Locked(false), changed = PThreadCondition()
+    /// // elsewhere: ready.withLock { $0 = true }; changed.broadcast()
+    /// let isReady = ready.wait(on: changed, untilMonotonicNanoseconds: .max) { $0 }
+    /// ```
+    public func wait(on condition: PThreadCondition, untilMonotonicNanoseconds deadline: UInt64,
+                     until isDone: (inout Value) -> Bool) -> Bool {
+        lock.withLock {
+            while !isDone(&value) {
+                if !condition.wait(lock, untilMonotonicNanoseconds: deadline) { return isDone(&value) }
+            }
+            return true
+        }
+    }
+}

@@ -12,6 +12,9 @@ import Darwin
 /// on the loop, a timer callout), but the value inside can only be read or changed on the
 /// loop's own thread: anywhere else is a precondition failure that names both threads.
 ///
+/// It holds its loop strongly: keep one out of objects the loop itself retains (an observer's
+/// closure, a callout interceptor), or the loop is never released.
+///
 /// ```swift
 /// let loop = Loop(clock: VirtualClock())
 /// let count = LoopBound(0, loop: loop)     // created on the loop's thread

@@ -119,7 +119,8 @@ private final class CommitHandlers {
 
 /// Ends each source0 callout with `flushIfTooLate()`, as UIKit's event-queue source does.
 private final class FlushIfTooLate: LoopCalloutInterceptor, @unchecked Sendable {
-    // The pipeline is thread-confined; callouts arrive on the loop's thread, which owns it.
+    // Sendable: the pipeline is thread-confined, and callouts arrive on the loop's thread, which
+    // owns it. (Not a `LoopBound`: that holds its loop strongly, and the loop holds this.)
     private let pipeline: CommitPipeline
 
     init(pipeline: CommitPipeline) { self.pipeline = pipeline }

@@ -22,7 +22,7 @@ enum PerformInDefaultModeScenario {
             app.onEvent {
                 // A touch starts a scroll: UIKit runs the tracking mode inside the event callout.
                 recorder.log("scroll begins")
-                let views = LoopThreadBound(imagesSet)
+                let views = LoopBound(imagesSet, loop: loop)
                 var finished = 0
                 // "Image downloads" finishing every 10 ms, in the common modes (they run while
                 // tracking). A valid interval: `try!` cannot fail.

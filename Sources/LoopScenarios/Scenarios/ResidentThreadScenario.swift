@@ -95,35 +95,37 @@ enum ResidentThreadScenario {
     }
 }
 
-/// What the scenario thread and the resident thread share; every field is guarded by `lock`
-/// or atomic.
-private final class ResidentState: @unchecked Sendable {
+/// What the scenario thread and the resident thread share.
+private final class ResidentState: Sendable {
+    private struct Shared {
+        weak var loop: Loop?
+        var residentThread: pthread_t?
+        var jobs: [Int] = []
+        var allOnResident = true
+    }
+
     let keepRunning = Atomic<Bool>(true)
-    private let lock = PThreadMutex()
-    private weak var weakLoop: Loop?
-    private var residentThread: pthread_t?
-    private var jobs: [Int] = []
-    private var allOnResident = true
+    private let shared = Locked(Shared())
 
     func publish(loop: Loop, thread: pthread_t) {
-        lock.withLock {
-            weakLoop = loop
-            residentThread = thread
+        shared.withLock {
+            $0.loop = loop
+            $0.residentThread = thread
         }
     }
 
-    var loop: Loop? { lock.withLock { weakLoop } }
+    var loop: Loop? { shared.withLock { $0.loop } }
 
     /// Called by a job on the thread it runs on.
     func recordJob(_ job: Int) {
         let me = pthread_self()
-        lock.withLock {
-            jobs.append(job)
-            if let residentThread, pthread_equal(residentThread, me) == 0 { allOnResident = false }
+        shared.withLock {
+            $0.jobs.append(job)
+            if let resident = $0.residentThread, pthread_equal(resident, me) == 0 { $0.allOnResident = false }
         }
     }
 
     func jobReport() -> (allOnResident: Bool, order: [Int]) {
-        lock.withLock { (allOnResident && !jobs.isEmpty, jobs) }
+        shared.withLock { ($0.allOnResident && !$0.jobs.isEmpty, $0.jobs) }
     }
 }

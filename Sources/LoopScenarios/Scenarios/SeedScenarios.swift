@@ -94,7 +94,7 @@ enum SeedScenarios {
     ) { _ in
         AppHarness.run(name: "seed-code2-nested-blocks") { app in
             let loop = app.loop, recorder = app.recorder
-            let table = LoopThreadBound(app.tableView)
+            let table = LoopBound(app.tableView, loop: loop)
             app.onEvent {
                 loop.submit(label: "block1") {
                     recorder.log("dispatch_get_main_queue_1")

@@ -33,7 +33,7 @@ enum WaitForCallbackScenario {
             let keepAlive = LoopPortSource(label: "keepAlivePort") { _ in }
             loop.add(keepAlive, mode: .default)
             let loopThread = pthread_self()
-            let state = CallbackState()
+            let callbackDone = Locked(false)   // written by the callback, read between runs
 
             // (a) Run the loop until the callback says it is done.
             recorder.log("request sent")
@@ -42,19 +42,19 @@ enum WaitForCallbackScenario {
                 _ = loop.performAndWake(label: "completionHandler") {
                     let onLoopThread = pthread_equal(pthread_self(), loopThread) != 0
                     recorder.log("callback: 200 OK" + (onLoopThread ? " on the loop thread" : " on another thread"))
-                    state.finish()
+                    callbackDone.withLock { $0 = true }
                     loop.stop()
                 }
             }
             let safetyNet = MonotonicClock.shared.now.advanced(by: .seconds(10))
             var result = Loop.RunResult.finished
-            while !state.isDone && MonotonicClock.shared.now < safetyNet {
+            while !callbackDone.withLock({ $0 }) && MonotonicClock.shared.now < safetyNet {
                 result = loop.run(mode: .default, timeout: 1)
             }
             network.join()
             recorder.log("run returned \(result)")
             checks.append(ScenarioCheck("(a) the callback was delivered and stopped the run",
-                                        state.isDone && result == .stopped, "done \(state.isDone), run returned \(result)"))
+                                        callbackDone.withLock({ $0 }) && result == .stopped, "done \(callbackDone.withLock { $0 }), run returned \(result)"))
 
             // (b) Block the loop's thread on a semaphore only the callback signals.
             recorder.log("semaphore variant: request sent")
@@ -108,12 +108,3 @@ enum WaitForCallbackScenario {
     }
 }
 
-/// The `done` flag the callback sets; read by the loop's thread between runs.
-private final class CallbackState: @unchecked Sendable {
-    // Guarded by `lock`: written by the callback, read by the run loop's caller.
-    private let lock = PThreadMutex()
-    private var done = false
-
-    func finish() { lock.withLock { done = true } }
-    var isDone: Bool { lock.withLock { done } }
-}
