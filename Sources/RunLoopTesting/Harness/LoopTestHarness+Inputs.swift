@@ -72,4 +72,49 @@ extension LoopTestHarness {
                    at: LoopTestSourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
         }
     }
+
+    /// Makes an observer and adds it to `mode` (default: the common modes, like the standard
+    /// observers); the harness invalidates it at teardown.
+    ///
+    /// ```swift
+    /// harness.addObserver("early", activities: .beforeWaiting, order: 1_000_000) { _ in layer.setNeedsLayout() }
+    /// ```
+    @discardableResult
+    public func addObserver(_ label: String, activities: Loop.Activity, order: Int = 0, mode: Loop.Mode = .common,
+                            _ callout: @escaping (Loop.Activity) -> Void) -> LoopObserver {
+        let observer = LoopObserver(activities: activities, order: order, label: label) { _, activity in callout(activity) }
+        owned.observers.append(observer)
+        loop.add(observer, mode: mode)
+        return observer
+    }
+
+    /// Makes a timer first firing `delay` from now (then every `interval`, unless zero) and adds
+    /// it to `mode`; the harness invalidates it at teardown, and reports a one-shot timer that
+    /// never fired.
+    /// - Throws: `LoopError` for a negative interval or tolerance.
+    @discardableResult
+    public func addTimer(_ label: String, after delay: Duration, interval: Duration = .zero, tolerance: Duration = .zero,
+                         mode: Loop.Mode = .default, _ callout: @escaping (LoopTimer) -> Void) throws(LoopError) -> LoopTimer {
+        let timer = try LoopTimer(after: delay, clock: clock, interval: interval, tolerance: tolerance, label: label, callout)
+        owned.timers.append(timer)
+        loop.add(timer, mode: mode)
+        return timer
+    }
+
+    /// Queues `work` as a block for `mode` (B1; no wake-up, as `CFRunLoopPerformBlock`). The
+    /// work stays on the loop's thread, so it may use the test's non-`Sendable` values.
+    public func perform(_ label: String = "block", mode: Loop.Mode = .default, _ work: @escaping () -> Void) {
+        let bound = LoopBound(work, loop: loop)
+        loop.perform(inMode: mode, label: label) { bound.value() }
+    }
+
+    /// Queues `work` on the loop's queue, which behaves as the main queue does on a main loop
+    /// (X4, and the fast path of L-a). The work stays on the loop's thread.
+    public func submit(_ label: String = "mainQueue", _ work: @escaping () -> Void) {
+        let bound = LoopBound(work, loop: loop)
+        loop.submit(label: label) { bound.value() }
+    }
+
+    /// Records a line in the trace (a `log(…)` step), as `NSLog` lines appear in the published logs.
+    public func log(_ text: String) { recorder.log(text) }
 }

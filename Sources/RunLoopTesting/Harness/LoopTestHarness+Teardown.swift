@@ -37,6 +37,9 @@ extension LoopTestHarness {
         owned.closeAll()
         loop.eventSink = nil
         pipeline.sink = FrameLog(capacity: 1)
+        // The loop keeps the last callout interceptor it ran with (the flush-if-too-late one,
+        // which holds the pipeline); a scheduler holding the loop would close a cycle.
+        pipeline.completionScheduler = ClockCompletionScheduler(clock: pipeline.clock)
         loop.tearDown()
         return findings
     }
@@ -54,7 +57,7 @@ extension LoopTestHarness {
         return found
     }
 
-    /// Items on the loop the harness did not make (timers are all the test's), grouped by item
+    /// Items on the loop the harness did not make, grouped by item
     /// with the modes holding it.
     private func registeredItems(_ inventory: LoopInventory) -> [String] {
         var lines: [String] = []
@@ -69,7 +72,7 @@ extension LoopTestHarness {
         }
         let infrastructure = Set(infrastructureObservers.map(ObjectIdentifier.init))
         for items in inventory.modes {
-            for observer in items.observers where !infrastructure.contains(ObjectIdentifier(observer)) {
+            for observer in items.observers where !infrastructure.contains(ObjectIdentifier(observer)) && !owned.owns(observer) {
                 note(observer, "observer '\(observer.label)' (order \(observer.order))", mode: items.mode)
             }
             for source in items.sources0 where !owned.owns(source) {
@@ -81,7 +84,7 @@ extension LoopTestHarness {
             for file in items.fileSources where !owned.owns(file) {
                 note(file, "fd source '\(file.label)' (fd \(file.fd))", mode: items.mode)
             }
-            for timer in items.timers {
+            for timer in items.timers where !owned.owns(timer) {
                 let repeating = timer.interval > .zero ? ", repeating every \(timer.interval)" : ""
                 note(timer, "timer '\(timer.label)' (next fire at \(timer.nextFireDate)\(repeating))", mode: items.mode)
             }
@@ -109,6 +112,9 @@ extension LoopTestHarness {
         }
         for pipe in owned.pipes where !readiness(of: pipe.source).isEmpty {
             lines.append("fd source '\(pipe.source.label)' is ready and was never handled")
+        }
+        for timer in owned.timers where timer.isValid && timer.interval == .zero {
+            lines.append("timer '\(timer.label)' never fired (due at \(timer.nextFireDate))")
         }
         return lines
     }

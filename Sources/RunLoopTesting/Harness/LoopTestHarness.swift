@@ -84,6 +84,8 @@ public final class LoopTestHarness {
         recorder.attach(to: loop)
         activityObserver = recorder.observeActivities(on: loop)
         pipeline.sink = TraceCommitSink(recorder: recorder, forwardingTo: frames)
+        // Completions that wait for animations become timers on the loop, so virtual time runs them.
+        pipeline.completionScheduler = LoopCompletionScheduler(loop: loop)
         standardObservers = StandardObservers(installedOn: loop, pipeline: pipeline, pools: pools,
                                               flushBudget: flushBudget.map(Self.seconds))
         control = HarnessControl(loop: loop, label: Self.controlObserverLabel)
@@ -101,6 +103,7 @@ public final class LoopTestHarness {
     ///     harness.advance(by: .milliseconds(10))
     /// }
     /// ```
+    @discardableResult
     public static func run<Result, Failure: Error>(
         pools: StandardObservers.PoolScheme = .runLoopObservers, flushBudget: Duration? = .nanoseconds(16_666_667),
         maxPassesPerRun: Int = 10_000, reporter: any LoopTestReporter = AutomaticLoopTestReporter(),

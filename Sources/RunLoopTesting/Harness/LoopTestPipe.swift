@@ -18,8 +18,10 @@ import RunLoopKit
 public final class LoopTestPipe {
     /// The fd source watching the pipe's read end.
     public let source: LoopFileSource
-    let readEnd: Int32
-    let writeEnd: Int32
+    /// The end the fd source watches.
+    public let readEnd: Int32
+    /// The end ``LoopTestHarness/makeReady(_:fileID:filePath:line:column:)`` writes to.
+    public let writeEnd: Int32
     private var isClosed = false
 
     init(label: String, order: Int, handler: @escaping (LoopFileSource.Events) -> Void,

@@ -29,6 +29,10 @@ struct RuleAttribution {
     private struct ThreadState {
         var pass: UInt64?
         var waitedThisPass = false
+        /// Whether the pass before this one waited (BeforeWaiting … AfterWaiting).
+        var previousPassWaited = false
+        /// The first pass of the run in progress (set at Entry).
+        var runFirstPass: UInt64?
         var timersThisPass = 0
         var lastActivity: Loop.Activity?
         /// Open callouts, innermost last, with the rule that placed each.
@@ -55,6 +59,7 @@ struct RuleAttribution {
         defer { threads[entry.thread] = state }
         if state.pass != entry.pass {
             state.pass = entry.pass
+            state.previousPassWaited = state.waitedThisPass
             state.waitedThisPass = false
             state.timersThisPass = 0
         }
@@ -68,7 +73,11 @@ struct RuleAttribution {
             if activity == .afterWaiting { state.waitedThisPass = true }
             // Entry comes before the run's first pass, which has not been counted yet.
             let pass = activity == .entry ? entry.pass + 1 : entry.pass
-            return [placed(.activity(activity), Self.rule(for: activity, result: exitResults[index]), pass: pass)]
+            if activity == .entry { state.runFirstPass = pass }
+            let rule = activity == .beforeTimers
+                ? Self.ruleForPassStart(entry.pass, state: state)
+                : Self.rule(for: activity, result: exitResults[index])
+            return [placed(.activity(activity), rule, pass: pass)]
 
         case .calloutBegin(let kind):
             if kind == .timer { state.timersThisPass += 1 }
@@ -104,7 +113,7 @@ struct RuleAttribution {
         case .entry:
             LoopRuleCitation(id: "R5", reason: "a run notifies Entry once, before its first pass")
         case .beforeTimers, .beforeSources:
-            LoopRuleCitation(id: "L3", reason: "every pass begins with BeforeTimers, then BeforeSources")
+            LoopRuleCitation(id: "L3", reason: "every pass notifies BeforeSources right after BeforeTimers")
         case .beforeWaiting:
             LoopRuleCitation(id: "L-a", reason: "the pass handled no source0 and has time left, so it is about to wait")
         case .afterWaiting:
@@ -114,6 +123,19 @@ struct RuleAttribution {
         default:
             LoopRuleCitation(id: "L3", reason: "an activity of the pass")
         }
+    }
+
+    /// BeforeTimers opens a pass (L3); after a pass that did not wait the next one follows at
+    /// once (L-a), which is where an unexpected second BeforeTimers usually comes from.
+    private static func ruleForPassStart(_ pass: UInt64, state: ThreadState) -> LoopRuleCitation {
+        if state.runFirstPass == pass || state.runFirstPass == nil {
+            return LoopRuleCitation(id: "L3", reason: "the run's first pass begins with BeforeTimers, then BeforeSources")
+        }
+        if state.previousPassWaited {
+            return LoopRuleCitation(id: "L3", reason: "pass \(pass - 1) waited and ended; pass \(pass) begins with BeforeTimers")
+        }
+        return LoopRuleCitation(id: "L-a", reason: "pass \(pass - 1) did not wait (it handled a source0 or queued work, "
+                                + "or the run polls), so pass \(pass) began at once")
     }
 
     static func exitReason(_ result: Loop.RunResult?) -> String {
