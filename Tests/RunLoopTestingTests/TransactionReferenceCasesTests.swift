@@ -187,14 +187,14 @@ import Testing
     @Test func tx15PostCommitCallbacksRunAfterTheirCommit() {
         LoopTestHarness.run { h in
             var first = true
-            h.perform("register") { h.pipeline.addPostCommitCallback { h.log("P0") } }
+            h.perform("register") { h.pipeline.addPostCommitCallback { h.log("P-early") } }
             h.runTurn()   // registering one does not make a commit
             let b = Layer(name: "b"), a = Layer(name: "a")
             b.onDisplay = { _, _ in h.pipeline.addPostCommitCallback { h.log("P-from-D") } }
             a.onLayout = { _ in if first { first = false; h.pipeline.addPostCommitCallback { h.log("P-from-L"); h.pipeline.addPostCommitCallback { h.log("P-from-P") } } } }
             a.setNeedsLayout(); b.setNeedsDisplay(); h.runTurn()
             a.setNeedsLayout(); h.runTurn()
-            h.expectSteps("layout(a) · display(b) · commit · log(P0) · log(P-from-L) · log(P-from-D) · layout(a) · commit · log(P-from-P)", selection: commitsAndLogs)
+            h.expectSteps("layout(a) · display(b) · commit · log(P-early) · log(P-from-L) · log(P-from-D) · layout(a) · commit · log(P-from-P)", selection: commitsAndLogs)
         }
     }
 }

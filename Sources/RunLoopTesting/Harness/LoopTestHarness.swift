@@ -67,6 +67,11 @@ public final class LoopTestHarness {
     ///     forced commit (TX13); nil turns it off. Default: one 60 Hz frame.
     ///   - maxPassesPerRun: see ``maxPassesPerRun``.
     ///   - reporter: where failures go (default: the running test framework).
+    ///   - fileID: where failures that have no caller of their own point (a harness pipe that
+    ///     cannot be read, an fd source the loop refused).
+    ///   - filePath: the same, as XCTest wants it.
+    ///   - line: the same, the line.
+    ///   - column: the same, the column.
     public init(start: LoopInstant = .zero, pools: StandardObservers.PoolScheme = .runLoopObservers,
                 flushBudget: Duration? = .nanoseconds(16_666_667), maxPassesPerRun: Int = 10_000,
                 reporter: any LoopTestReporter = AutomaticLoopTestReporter(),

@@ -22,6 +22,6 @@ public struct LoopTestSourceLocation: Sendable, CustomStringConvertible {
         self.column = column
     }
 
-    /// "Module/File.swift:12:5".
+    /// The file ID, the line and the column, joined by colons.
     public var description: String { "\(fileID):\(line):\(column)" }
 }

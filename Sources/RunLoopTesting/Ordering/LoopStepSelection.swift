@@ -24,6 +24,8 @@ public struct LoopStepSelection: Sendable {
     }
 
     public var kinds: Kinds
+    /// The activities shown when `kinds` has `.activities` (default: all of them).
+    public var activities: Loop.Activity
     /// Callouts with these labels are left out (they still count as the callout a log line
     /// was written in).
     public var hiddenCalloutLabels: Set<String>
@@ -32,9 +34,11 @@ public struct LoopStepSelection: Sendable {
     /// The window ends before this boundary (exclusive); nil: at the last entry.
     public var end: TextLogFilter.Boundary?
 
-    public init(kinds: Kinds = .all, hiding hiddenCalloutLabels: Set<String> = LoopStepSelection.infrastructureLabels,
+    public init(kinds: Kinds = .all, activities: Loop.Activity = .allActivities,
+                hiding hiddenCalloutLabels: Set<String> = LoopStepSelection.infrastructureLabels,
                 from start: TextLogFilter.Boundary? = nil, to end: TextLogFilter.Boundary? = nil) {
         self.kinds = kinds
+        self.activities = activities
         self.hiddenCalloutLabels = hiddenCalloutLabels
         self.start = start
         self.end = end
@@ -54,7 +58,7 @@ public struct LoopStepSelection: Sendable {
     /// Keeps a step of this kind? (The window is applied separately.)
     func shows(_ step: LoopStep) -> Bool {
         switch step {
-        case .activity: kinds.contains(.activities)
+        case .activity(let activity): kinds.contains(.activities) && activities.contains(activity)
         case .callout(_, let label): kinds.contains(.callouts) && !hiddenCalloutLabels.contains(label)
         case .layout, .display, .commit: kinds.contains(.commits)
         case .log: kinds.contains(.logs)
