@@ -131,6 +131,27 @@ import Testing
         ])
     }
 
+    @Test func aRefusedSendIsReported() {
+        let collected = CollectingLoopTestReporter()
+        LoopTestHarness.run(reporter: collected) { harness in
+            let port = harness.addPort("p") { _ in }
+            port.invalidate()
+            harness.send([1], to: port)
+        }
+        #expect(collected.messages == ["send to port 'p' was refused: the port was invalidated"])
+    }
+
+    @Test func aTurnOfAModeThatIsNotCommonRecordsItsActivitiesToo() {
+        LoopTestHarness.run { harness in
+            let source = harness.addSource("drag", mode: .tracking) { harness.log("dragged") }
+            harness.signal(source)
+            #expect(harness.runUntilIdle(mode: .tracking) == 1)
+            // The standard observers are in the common modes only: no commit hooks here.
+            harness.expectSteps("entry · beforeTimers · beforeSources · source(drag) · log(dragged)"
+                + " · beforeTimers · beforeSources · beforeWaiting · afterWaiting · exit")
+        }
+    }
+
     @Test func blocksAndQueuedWorkRunWhereTheRulesPutThem() {
         LoopTestHarness.run { harness in
             let source = harness.addSource("s") {
