@@ -1,3 +1,5 @@
+import RunLoopKit
+
 /// The text the main job and the tests print for a result.
 ///
 /// ```swift

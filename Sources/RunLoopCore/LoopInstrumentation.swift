@@ -45,7 +45,7 @@ extension Loop {
         updateInstrumentation { $0.interceptor = transform($0.interceptor) }
     }
 
-    private func updateInstrumentation(_ change: (inout Instrumentation) -> Void) {
+    func updateInstrumentation(_ change: (inout Instrumentation) -> Void) {
         instrumentation.withLock { change(&$0) }
         instrumentationVersion.wrappingAdd(1, ordering: .releasing)
     }

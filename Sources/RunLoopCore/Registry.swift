@@ -82,6 +82,11 @@ extension Loop {
         guarded.asyncPending.removeAll()
         closeDescriptorsLocked()
         lock.unlock()
+        // A torn-down loop never calls out again: drop the sink and interceptor, and the owner
+        // thread's copies of them, so nothing they hold (often the loop itself) stays alive.
+        updateInstrumentation { $0 = Instrumentation() }
+        owned.activeSink = nil
+        owned.activeInterceptor = nil
         _ = common
         for (source, name) in cancels { source.cancelCallout?(self, name) }
         for observer in observers { observer.invalidate() }

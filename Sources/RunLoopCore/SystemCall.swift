@@ -39,7 +39,7 @@ public struct SystemCallError: Error, Equatable, Hashable, Sendable, CustomStrin
 /// let fd = try valueOrErrno("eventfd") { rlk_eventfd_create() }.get()
 /// ```
 @inline(__always)
-func valueOrErrno<Value: FixedWidthInteger>(_ call: StaticString, _ body: () -> Value) -> Result<Value, SystemCallError> {
+package func valueOrErrno<Value: FixedWidthInteger>(_ call: StaticString, _ body: () -> Value) -> Result<Value, SystemCallError> {
     while true {
         let value = body()
         if value != -1 { return .success(value) }
@@ -91,7 +91,7 @@ func essentialDescriptor(_ call: StaticString, for what: @autoclosure () -> Stri
 
 /// Closes a descriptor the loop owns. Never retried: on Linux the descriptor is released even
 /// when `close` reports EINTR, and a retry could close a number another thread just reused.
-func closeDescriptor(_ fd: Int32, _ what: @autoclosure () -> String, item: String? = nil) {
+package func closeDescriptor(_ fd: Int32, _ what: @autoclosure () -> String, item: String? = nil) {
     guard close(fd) != 0 else { return }
     let code = errno
     guard code != EINTR else { return }

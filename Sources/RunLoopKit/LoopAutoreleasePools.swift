@@ -31,13 +31,13 @@ public final class LoopAutoreleasePools {
         let stack = self.stack
         entryObserver = LoopObserver(
             activities: .entry, order: ObserverOrder.autoreleasePoolPush,
-            label: "_wrapRunLoopWithAutoreleasePoolHandler"
+            label: ObserverLabel.autoreleasePool
         ) { _, _ in
             stack.push()
         }
         exitObserver = LoopObserver(
             activities: [.beforeWaiting, .exit], order: ObserverOrder.autoreleasePoolPop,
-            label: "_wrapRunLoopWithAutoreleasePoolHandler"
+            label: ObserverLabel.autoreleasePool
         ) { _, activity in
             if activity == .beforeWaiting { stack.popAndPush() } else { stack.pop() }
         }

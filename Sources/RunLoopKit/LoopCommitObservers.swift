@@ -53,23 +53,23 @@ public final class LoopCommitObservers {
         self.handlers = handlers
         let hookActivities: Loop.Activity = [.beforeWaiting, .exit]
         beforeCommitObserver = LoopObserver(
-            activities: hookActivities, order: ObserverOrder.beforeCommit, label: "_beforeCACommitHandler"
+            activities: hookActivities, order: ObserverOrder.beforeCommit, label: ObserverLabel.beforeCommit
         ) { _, activity in
             handlers.runBefore(activity)
         }
         commitObserver = LoopObserver(
-            activities: hookActivities, order: ObserverOrder.commit, label: "CA::Transaction::observer_callback"
+            activities: hookActivities, order: ObserverOrder.commit, label: ObserverLabel.commit
         ) { _, activity in
             pipeline.commitIfNeeded(reason: activity == .exit ? .exit : .beforeWaiting)
             if activity == .exit { pipeline.runLevel = max(0, pipeline.runLevel - 1) }
         }
         afterCommitObserver = LoopObserver(
-            activities: hookActivities, order: ObserverOrder.afterCommit, label: "_afterCACommitHandler"
+            activities: hookActivities, order: ObserverOrder.afterCommit, label: ObserverLabel.afterCommit
         ) { _, activity in
             handlers.runAfter(activity)
         }
         runLevelObserver = LoopObserver(
-            activities: .entry, order: Int(Int32.min), label: "transactionRunLevel"
+            activities: .entry, order: Int(Int32.min), label: ObserverLabel.transactionRunLevel
         ) { _, _ in
             pipeline.runLevel += 1
         }

@@ -71,7 +71,7 @@ public final class StandardObservers {
         }
         let handlers = eventHandlers
         eventObserver = LoopObserver(
-            activities: .beforeWaiting, order: ObserverOrder.eventHook, label: "_UIGestureRecognizerUpdateObserver"
+            activities: .beforeWaiting, order: ObserverOrder.eventHook, label: ObserverLabel.eventHook
         ) { _, _ in
             handlers.run()
         }

@@ -1,4 +1,5 @@
 import LoopScenarios
+import RunLoopKit
 import Testing
 
 /// The documented scenarios of `swift run runloopkit`, one test each: the produced trace must

@@ -1,0 +1,48 @@
+// What a loop still holds, read in one critical section: the package's testing toolkit names
+// the items, blocks and async work a test left behind. Read-only; `package`, not public API.
+
+/// The items of one mode, each kind in the loop's own order.
+package struct LoopModeInventory {
+    package let mode: Loop.Mode
+    package let observers: [LoopObserver]
+    package let sources0: [LoopSource]
+    package let ports: [LoopPortSource]
+    package let fileSources: [LoopFileSource]
+    /// Sorted by fire date (T2).
+    package let timers: [LoopTimer]
+}
+
+/// Every mode's items plus the work queued for later passes.
+package struct LoopInventory {
+    /// In mode creation order (M1).
+    package let modes: [LoopModeInventory]
+    /// `perform` blocks and executor jobs not yet run (B1), in queue order: each label with the
+    /// modes it targets (`.common` stands for every common mode, as B2 reads it).
+    package let pendingBlocks: [(label: String, modes: [Loop.Mode])]
+    /// Labels of `submit` work not yet drained (X4), in queue order.
+    package let pendingAsyncLabels: [String]
+}
+
+extension Loop {
+    /// A snapshot of everything the loop holds now.
+    package var inventory: LoopInventory {
+        lock.withLock {
+            let modes = guarded.modeOrder.compactMap { name -> LoopModeInventory? in
+                guard let state = guarded.modes[name] else { return nil }
+                return LoopModeInventory(
+                    mode: name, observers: state.guarded.observers, sources0: state.guarded.sources0,
+                    ports: state.guarded.ports.values.sorted { $0.core.id < $1.core.id },
+                    fileSources: state.guarded.files.values.sorted { $0.core.id < $1.core.id },
+                    timers: state.guarded.timers)
+            }
+            let blocks = guarded.blocks.map { block -> (label: String, modes: [Loop.Mode]) in
+                switch block.target {
+                case .one(let mode): (block.label, [mode])
+                case .several(let modes): (block.label, modes)
+                }
+            }
+            return LoopInventory(modes: modes, pendingBlocks: blocks,
+                                 pendingAsyncLabels: guarded.asyncPending.map(\.label))
+        }
+    }
+}
