@@ -20,7 +20,11 @@ let package = Package(
     ],
     targets: [
         // Tiny C target: epoll/eventfd/timerfd and libdispatch's main-queue hooks.
-        .target(name: "CRunLoopShims", linkerSettings: [.linkedLibrary("dispatch", .when(platforms: [.linux]))]),
+        // Debug builds compile its fault injection (tests make chosen system calls fail); release
+        // builds contain none of it.
+        .target(name: "CRunLoopShims",
+                cSettings: [.define("RLK_FAULT_INJECTION", .when(configuration: .debug))],
+                linkerSettings: [.linkedLibrary("dispatch", .when(platforms: [.linux]))]),
         // One pthread mutex for every module (ThreadSanitizer sees it, unlike Synchronization.Mutex)
         // and one way to start a thread.
         .target(name: "PThreads"),
