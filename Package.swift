@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "RunLoopTesting", targets: ["RunLoopTesting"]),
         .executable(name: "runloopkit", targets: ["runloopkit"]),
         .executable(name: "autorelease-stress", targets: ["autorelease-stress"]),
+        .executable(name: "runloopkit-soak", targets: ["runloopkit-soak"]),
     ],
     targets: [
         // Tiny C target: epoll/eventfd/timerfd and libdispatch's main-queue hooks.
@@ -48,6 +49,8 @@ let package = Package(
         .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads"]),
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
+        // The soak: fd I/O, ports, timers and commits under load; `runloopkit-soak <seconds>`.
+        .executableTarget(name: "runloopkit-soak", dependencies: ["RunLoopKit", "PThreads"]),
 
         // Each test target lists every module it imports (.ci/check-architecture checks it).
         .testTarget(name: "RunLoopDiagnosticsTests", dependencies: ["RunLoopDiagnostics"]),
