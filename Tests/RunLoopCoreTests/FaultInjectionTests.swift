@@ -135,6 +135,29 @@ struct FaultInjectionTests {
         file.invalidate()
     }
 
+    @Test("epoll_ctl(ADD) of the async queue fails in one run (EBADF): the next run adds it, and submitted work wakes it")
+    func asyncQueueAddFails() throws {
+        let fixture = PortLoop("fault-async")
+        let loop = fixture.loop
+        loop.addCommonMode(fixture.mode)   // the async queue is serviced in common modes (X1)
+        let seen = diagnostics(mentioning: "fault-async") {
+            InjectedFaults.with(Fault(.epollAdd, EBADF)) {
+                loop.run(mode: fixture.mode, timeout: .milliseconds(1))
+                #expect(InjectedFaults.injected(.epollAdd) == 1)
+            }
+        }
+        #expect(seen.map(\.id) == [.systemCallFailed], "\(seen)")
+        let submitted = Flag()
+        let submitter = startPThread(name: "fault-submitter") {
+            guard loop.waitUntilWaiting(timeout: .seconds(10)) else { return }
+            if loop.submit({ loop.stop() }) { submitted.set() }
+        }
+        let result = loop.run(mode: fixture.mode, timeout: .seconds(10))
+        pthread_join(submitter, nil)
+        submitted.wait("the submitter did not see the loop waiting")
+        #expect(result == .stopped, "the submitted work did not wake the wait: \(result)")
+    }
+
     @Test("epoll_ctl(MOD): a failure in the second mode throws and restores the first (all or nothing)",
           arguments: [ENOMEM, EBADF])
     func epollModifyAllOrNothing(code: Int32) throws {
