@@ -61,7 +61,7 @@ extension Loop {
         // Real clock: the wait also ends at the mode's timer deadline, so a timer is never lost
         // to a timerfd that could not be armed (its failure is reported); a moved deadline is
         // read again after an early wake.
-        var armedNow = armed
+        var timerDeadline = armed
         var firstWait = true
         while true {
             let timeout: Int64
@@ -70,8 +70,8 @@ extension Loop {
             } else if virtualClock != nil {
                 timeout = blockOnDescriptors ? -1 : 0
             } else {
-                if !firstWait { armedNow = lock.withLock { state.guarded.armedDeadline } }
-                let until = min(deadline, armedNow)
+                if !firstWait { timerDeadline = lock.withLock { state.guarded.armedDeadline } }
+                let until = min(deadline, timerDeadline)
                 if until == .max {
                     timeout = -1
                 } else {
