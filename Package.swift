@@ -18,10 +18,15 @@ let package = Package(
         .library(name: "RunLoopTesting", targets: ["RunLoopTesting"]),
         .executable(name: "runloopkit", targets: ["runloopkit"]),
         .executable(name: "autorelease-stress", targets: ["autorelease-stress"]),
+        .executable(name: "runloopkit-soak", targets: ["runloopkit-soak"]),
     ],
     targets: [
         // Tiny C target: epoll/eventfd/timerfd and libdispatch's main-queue hooks.
-        .target(name: "CRunLoopShims", linkerSettings: [.linkedLibrary("dispatch", .when(platforms: [.linux]))]),
+        // Debug builds compile its fault injection (tests make chosen system calls fail); release
+        // builds contain none of it.
+        .target(name: "CRunLoopShims",
+                cSettings: [.define("RLK_FAULT_INJECTION", .when(configuration: .debug))],
+                linkerSettings: [.linkedLibrary("dispatch", .when(platforms: [.linux]))]),
         // One pthread mutex for every module (ThreadSanitizer sees it, unlike Synchronization.Mutex)
         // and one way to start a thread.
         .target(name: "PThreads"),
@@ -48,6 +53,8 @@ let package = Package(
         .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads"]),
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
+        // The soak: fd I/O, ports, timers and commits under load; `runloopkit-soak <seconds>`.
+        .executableTarget(name: "runloopkit-soak", dependencies: ["RunLoopKit", "PThreads"]),
 
         // Each test target lists every module it imports (.ci/check-architecture checks it).
         .testTarget(name: "RunLoopDiagnosticsTests", dependencies: ["RunLoopDiagnostics"]),

@@ -14,11 +14,58 @@
 #include <time.h>
 #include <unistd.h>
 
-int rlk_eventfd_create(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+// Fault injection: a per-thread table of plans, consulted before each system call. Without
+// RLK_FAULT_INJECTION (release builds) RLK_FAULT(call) is the constant 0 and the compiler
+// removes the branch: the shims are the same code as without injection.
+#ifdef RLK_FAULT_INJECTION
+typedef struct { int call, code; unsigned skip, times; } rlk_fault_plan;
+static _Thread_local rlk_fault_plan rlk_fault_plans[8];
+static _Thread_local int rlk_fault_plan_count;
+static _Thread_local unsigned rlk_fault_counts[RLK_CALL_COUNT];
+
+// 1 with errno set when a plan says this call fails now.
+static int rlk_fault_take(int call) {
+    for (int i = 0; i < rlk_fault_plan_count; i++) {
+        rlk_fault_plan *plan = &rlk_fault_plans[i];
+        if (plan->call != call || plan->times == 0) continue;
+        if (plan->skip > 0) { plan->skip--; return 0; }
+        plan->times--;
+        rlk_fault_counts[call]++;
+        errno = plan->code;
+        return 1;
+    }
+    return 0;
+}
+#define RLK_FAULT(call) rlk_fault_take(call)
+
+int rlk_fault_inject(int call, int code, unsigned skip, unsigned times) {
+    if (call < 0 || call >= RLK_CALL_COUNT || rlk_fault_plan_count == 8) return -1;
+    rlk_fault_plans[rlk_fault_plan_count++] = (rlk_fault_plan){call, code, skip, times};
+    return 0;
+}
+unsigned rlk_fault_injected(int call) { return call >= 0 && call < RLK_CALL_COUNT ? rlk_fault_counts[call] : 0; }
+void rlk_fault_clear(void) {
+    rlk_fault_plan_count = 0;
+    for (int i = 0; i < RLK_CALL_COUNT; i++) rlk_fault_counts[i] = 0;
+}
+#else
+#define RLK_FAULT(call) 0
+int rlk_fault_inject(int call, int code, unsigned skip, unsigned times) {
+    (void)call; (void)code; (void)skip; (void)times;
+    return -1;
+}
+unsigned rlk_fault_injected(int call) { (void)call; return 0; }
+void rlk_fault_clear(void) {}
+#endif
+
+int rlk_eventfd_create(void) {
+    if (RLK_FAULT(RLK_CALL_EVENTFD)) return -1;
+    return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
 
 int rlk_eventfd_signal(int fd) {
     uint64_t one = 1;
-    ssize_t n = write(fd, &one, sizeof one);
+    ssize_t n = RLK_FAULT(RLK_CALL_WRITE) ? -1 : write(fd, &one, sizeof one);
     if (n == (ssize_t)sizeof one) return 0;
     // EAGAIN means the counter is saturated: the fd is readable already.
     if (n < 0 && errno == EAGAIN) return 0;
@@ -28,7 +75,7 @@ int rlk_eventfd_signal(int fd) {
 
 int rlk_eventfd_read(int fd, uint64_t *value) {
     *value = 0;
-    ssize_t n = read(fd, value, sizeof *value);
+    ssize_t n = RLK_FAULT(RLK_CALL_READ) ? -1 : read(fd, value, sizeof *value);
     if (n == (ssize_t)sizeof *value) return 0;
     if (n < 0 && errno == EAGAIN) return 0;  // not readable: nothing to drain
     if (n >= 0) errno = EIO;                 // a short read cannot happen on an eventfd
@@ -36,7 +83,10 @@ int rlk_eventfd_read(int fd, uint64_t *value) {
     return -1;
 }
 
-int rlk_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+int rlk_epoll_create(void) {
+    if (RLK_FAULT(RLK_CALL_EPOLL_CREATE)) return -1;
+    return epoll_create1(EPOLL_CLOEXEC);
+}
 
 static uint32_t rlk_events(uint32_t interest, int edge) {
     // EPOLLRDHUP always: a peer's shutdown is reported as a hang-up even with no interest.
@@ -48,16 +98,19 @@ static uint32_t rlk_events(uint32_t interest, int edge) {
 }
 
 int rlk_epoll_add(int epfd, int fd, uint32_t interest, uint64_t token, int edge) {
+    if (RLK_FAULT(RLK_CALL_EPOLL_ADD)) return -1;
     struct epoll_event ev = {.events = rlk_events(interest, edge), .data.u64 = token};
     return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 int rlk_epoll_modify(int epfd, int fd, uint32_t interest, uint64_t token, int edge) {
+    if (RLK_FAULT(RLK_CALL_EPOLL_MODIFY)) return -1;
     struct epoll_event ev = {.events = rlk_events(interest, edge), .data.u64 = token};
     return epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev);
 }
 
 int rlk_epoll_remove(int epfd, int fd) {
+    if (RLK_FAULT(RLK_CALL_EPOLL_REMOVE)) return -1;
     struct epoll_event ev = {0};
     return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &ev);
 }
@@ -82,27 +135,30 @@ int rlk_epoll_wait(int epfd, uint64_t *tokens, uint32_t *ready, int max, int tim
                              timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000LL);
 }
 
+// One epoll wait: epoll_pwait2 (nanoseconds) when the kernel has it, else epoll_wait with the
+// timeout rounded up to milliseconds.
+static int rlk_epoll_wait_once(int epfd, struct epoll_event *events, int max, int64_t timeout_ns) {
+#ifdef SYS_epoll_pwait2
+    struct timespec ts, *tsp = NULL;
+    if (timeout_ns >= 0) {
+        ts.tv_sec = timeout_ns / 1000000000LL;
+        ts.tv_nsec = timeout_ns % 1000000000LL;
+        tsp = &ts;
+    }
+    int n = (int)syscall(SYS_epoll_pwait2, epfd, events, max, tsp, NULL, 0);
+    if (n >= 0 || errno != ENOSYS) return n;
+#endif
+    int ms = timeout_ns < 0 ? -1 : (int)((timeout_ns + 999999LL) / 1000000LL);
+    return epoll_wait(epfd, events, max, ms);
+}
+
 int rlk_epoll_wait_ns(int epfd, uint64_t *tokens, uint32_t *ready, int max, int64_t timeout_ns) {
     struct epoll_event events[RLK_MAX_EVENTS];
     if (max > RLK_MAX_EVENTS) max = RLK_MAX_EVENTS;
     if (max < 1) max = 1;
     uint64_t deadline = timeout_ns > 0 ? rlk_monotonic_ns() + (uint64_t)timeout_ns : 0;
     for (;;) {
-        int n;
-#ifdef SYS_epoll_pwait2
-        struct timespec ts, *tsp = NULL;
-        if (timeout_ns >= 0) {
-            ts.tv_sec = timeout_ns / 1000000000LL;
-            ts.tv_nsec = timeout_ns % 1000000000LL;
-            tsp = &ts;
-        }
-        n = (int)syscall(SYS_epoll_pwait2, epfd, events, max, tsp, NULL, 0);
-        if (n < 0 && errno == ENOSYS)
-#endif
-        {
-            int ms = timeout_ns < 0 ? -1 : (int)((timeout_ns + 999999LL) / 1000000LL);
-            n = epoll_wait(epfd, events, max, ms);
-        }
+        int n = RLK_FAULT(RLK_CALL_EPOLL_WAIT) ? -1 : rlk_epoll_wait_once(epfd, events, max, timeout_ns);
         if (n >= 0) return rlk_copy_events(events, n, tokens, ready);
         if (errno != EINTR) return -1;
         // Interrupted: wait for the rest of the time.
@@ -113,9 +169,13 @@ int rlk_epoll_wait_ns(int epfd, uint64_t *tokens, uint32_t *ready, int max, int6
     }
 }
 
-int rlk_timerfd_create(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK); }
+int rlk_timerfd_create(void) {
+    if (RLK_FAULT(RLK_CALL_TIMERFD_CREATE)) return -1;
+    return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+}
 
 int rlk_timerfd_arm(int fd, uint64_t deadline_ns) {
+    if (RLK_FAULT(RLK_CALL_TIMERFD_SETTIME)) return -1;
     struct itimerspec spec = {0};
     spec.it_value.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
     spec.it_value.tv_nsec = (long)(deadline_ns % 1000000000ULL);

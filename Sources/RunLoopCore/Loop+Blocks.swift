@@ -152,7 +152,7 @@ extension Loop {
             guard guarded.asyncPending.count == 1 else { return (true, .success(0)) }
             // The queue became non-empty: make the async descriptor readable. Under the lock,
             // so teardown cannot close the descriptor in between.
-            return (true, valueOrErrno("eventfd write") { rlk_eventfd_signal(guarded.asyncFD) })
+            return (true, valueOrErrno("write(eventfd)") { rlk_eventfd_signal(guarded.asyncFD) })
         }
         signalled.reportingFailure(.systemCallFailed, "waking the loop for submitted work", item: label)
         if !accepted {
@@ -187,9 +187,11 @@ extension Loop {
         }
         if port >= 0 {
             if state.guarded.asyncInSet < 0 {
-                valueOrErrno("epoll_ctl(ADD)") { rlk_epoll_add(state.epollFD, port, 1, WaitToken.async, 0) }
-                    .reportingFailure(.systemCallFailed, "adding the async queue to mode '\(state.mode)'")
-                state.guarded.asyncInSet = port
+                // On a failure the next run tries again (reported).
+                if valueOrErrno("epoll_ctl(ADD)", { rlk_epoll_add(state.epollFD, port, 1, WaitToken.async, 0) })
+                    .reportingFailure(.systemCallFailed, "adding the async queue to mode '\(state.mode)'; the next run tries again") != nil {
+                    state.guarded.asyncInSet = port
+                }
             }
         } else if state.guarded.asyncInSet >= 0 {
             valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD, state.guarded.asyncInSet) }
@@ -206,9 +208,10 @@ extension Loop {
     func restoreAsyncPort(_ state: ModeState, _ frame: RunFrame) {
         guard frame.removedAsyncPort >= 0 else { return }
         if !guarded.tornDown && state.guarded.asyncInSet < 0 {
-            valueOrErrno("epoll_ctl(ADD)") { rlk_epoll_add(state.epollFD, frame.removedAsyncPort, 1, WaitToken.async, 0) }
-                .reportingFailure(.systemCallFailed, "putting the async queue back into mode '\(state.mode)'")
-            state.guarded.asyncInSet = frame.removedAsyncPort
+            if valueOrErrno("epoll_ctl(ADD)", { rlk_epoll_add(state.epollFD, frame.removedAsyncPort, 1, WaitToken.async, 0) })
+                .reportingFailure(.systemCallFailed, "putting the async queue back into mode '\(state.mode)'; the next run tries again") != nil {
+                state.guarded.asyncInSet = frame.removedAsyncPort
+            }
         }
         frame.removedAsyncPort = -1
     }

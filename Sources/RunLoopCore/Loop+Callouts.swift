@@ -218,6 +218,7 @@ extension Loop {
                 callOut(.source1, port.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_SOURCE1_PERFORM__(port, message) }
                 delivered += 1
             }
+            if delivered == 0 { port.dropStaleReadiness() }
             return delivered > 0
         }
         if let file, file.isValid {

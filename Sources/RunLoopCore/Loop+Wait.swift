@@ -58,18 +58,28 @@ extension Loop {
         let flags = frame.scratch.pointee.readyFlags
         let capacity = batch ? Int32(RunFrame.readyCapacity) : 1
         var blockOnDescriptors = false
+        // Real clock: the wait also ends at the mode's timer deadline, so a timer is never lost
+        // to a timerfd that could not be armed (its failure is reported); a moved deadline is
+        // read again after an early wake.
+        var timerDeadline = armed
+        var firstWait = true
         while true {
             let timeout: Int64
             if poll {
                 timeout = 0
             } else if virtualClock != nil {
                 timeout = blockOnDescriptors ? -1 : 0
-            } else if deadline == .max {
-                timeout = -1
             } else {
-                let now = clock.nowNanoseconds
-                timeout = deadline > now ? Int64(clamping: deadline - now) : 0
+                if !firstWait { timerDeadline = lock.withLock { state.guarded.armedDeadline } }
+                let until = min(deadline, timerDeadline)
+                if until == .max {
+                    timeout = -1
+                } else {
+                    let now = clock.nowNanoseconds
+                    timeout = until > now ? Int64(clamping: until - now) : 0
+                }
             }
+            firstWait = false
             let count = rlk_epoll_wait_ns(state.epollFD, tokens, flags, capacity, timeout)  // retries EINTR
             if count < 0 {
                 // Never a timeout: an error here (EBADF, EINVAL, EFAULT) would fail again on
@@ -98,7 +108,10 @@ extension Loop {
                     }
                     // A wake-up decided for an earlier run whose write landed only now (see
                     // `wakeUp`) is stale: the earlier run would have dropped it (no L-g).
-                    if !forThisRun { continue }
+                    if !forThisRun {
+                        blockOnDescriptors = false  // a virtual deadline may have moved: recompute
+                        continue
+                    }
                     return armedNow != .max && armedNow <= clock.nowNanoseconds ? .timer : .wake
                 case WaitToken.timer:
                     _ = drainCounter(state.timerFD, "the timer descriptor of mode '\(state.mode)'")  // a timerfd reads like an eventfd

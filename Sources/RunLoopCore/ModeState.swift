@@ -41,6 +41,8 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
 
     let epollFD: Int32
     let timerFD: Int32
+    /// The loop's wake-up descriptor (owned by the loop), for `rearm`'s fallback.
+    let wakeFD: Int32
     let virtualClock: Bool
 
     init(mode: Loop.Mode, wakeFD: Int32, virtualClock: Bool) {
@@ -58,6 +60,7 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         }
         self.epollFD = epollFD
         self.timerFD = timerFD
+        self.wakeFD = wakeFD
     }
 
     /// Closes the mode's descriptors (loop teardown).
@@ -104,11 +107,19 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         guard wake != guarded.armedDeadline else { return }
         guarded.armedDeadline = wake
         guard waiting else { return }
+        let told: Bool
         if virtualClock {
-            valueOrErrno("write(eventfd)") { rlk_eventfd_signal(timerFD) }
-                .reportingFailure(.systemCallFailed, "telling a virtual wait in mode '\(mode)' that its deadline moved")
+            told = valueOrErrno("write(eventfd)") { rlk_eventfd_signal(timerFD) }
+                .reportingFailure(.systemCallFailed, "telling a virtual wait in mode '\(mode)' that its deadline moved") != nil
         } else {
-            syncTimerFD()
+            told = syncTimerFD()
+        }
+        // The waiter did not learn of the new deadline: a wake-up makes it compute its wait again
+        // (a wake-up for no run is dropped by `wait` as stale). The loop is waiting, so its
+        // wake-up descriptor is open.
+        if !told {
+            valueOrErrno("write(eventfd)") { rlk_eventfd_signal(wakeFD) }
+                .reportingFailure(.systemCallFailed, "waking mode '\(mode)' after its timer descriptor failed")
         }
     }
 
@@ -118,12 +129,15 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// also resets an expired, unread timerfd, so it never wakes a wait for a deadline that
     /// no longer exists (no L-g); one left expired at an unchanged deadline belongs to a timer
     /// that is due anyway.
-    @inline(__always)
-    func syncTimerFD() {
-        guard !virtualClock, guarded.kernelDeadline != guarded.armedDeadline else { return }
+    /// Returns false when arming failed (reported; the next call tries again).
+    @inline(__always) @discardableResult
+    func syncTimerFD() -> Bool {
+        guard !virtualClock, guarded.kernelDeadline != guarded.armedDeadline else { return true }
+        guard valueOrErrno("timerfd_settime", {
+            rlk_timerfd_arm(timerFD, guarded.armedDeadline == .max ? 0 : max(guarded.armedDeadline, 1))
+        }).reportingFailure(.systemCallFailed, "arming the timer descriptor of mode '\(mode)'") != nil else { return false }
         guarded.kernelDeadline = guarded.armedDeadline
-        valueOrErrno("timerfd_settime") { rlk_timerfd_arm(timerFD, guarded.armedDeadline == .max ? 0 : max(guarded.armedDeadline, 1)) }
-            .reportingFailure(.systemCallFailed, "arming the timer descriptor of mode '\(mode)'")
+        return true
     }
 
     /// Inserts `timer` after every timer firing at or before its date (T2). Lock held.

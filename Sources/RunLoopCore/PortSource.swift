@@ -62,6 +62,8 @@ public final class LoopPortSource: @unchecked Sendable {
     let fd: Int32
     private var queue: [Message] = []
     private var head = 0
+    /// The write that makes `fd` readable failed (reported): the next send writes again.
+    private var signalFailed = false
     /// Senders blocked in `send(_:waitingUpTo:)` wait on it for room or invalidation.
     private let roomChanged = PThreadCondition()
     /// Tasks waiting in `sendWhenRoom`, resumed in arrival order as room appears.
@@ -190,8 +192,18 @@ public final class LoopPortSource: @unchecked Sendable {
         queue.append(message)
         // Only the empty → non-empty transition makes the descriptor readable: one eventfd
         // write per burst, not one per message.
-        guard queue.count - head == 1 else { return .success(0) }
-        return valueOrErrno("write(eventfd)") { rlk_eventfd_signal(fd) }
+        guard queue.count - head == 1 || signalFailed else { return .success(0) }
+        let signalled = valueOrErrno("write(eventfd)") { rlk_eventfd_signal(fd) }
+        if case .failure = signalled { signalFailed = true } else { signalFailed = false }
+        return signalled
+    }
+
+    /// The loop found the port readable with nothing queued: a drain that failed left the
+    /// descriptor readable. Resets it, so the wait does not return for the port again.
+    func dropStaleReadiness() {
+        core.lock.withLock {
+            if head == queue.count { _ = drainCounter(fd, "port '\(label)'") }
+        }
     }
 
     /// The next message, keeping the eventfd readable while more remain. Taking one from a

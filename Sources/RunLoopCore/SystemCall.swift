@@ -98,3 +98,50 @@ package func closeDescriptor(_ fd: Int32, _ what: @autoclosure () -> String, ite
     Diagnostics.report(.error, .systemCallFailed,
                        "closing \(what()): \(SystemCallError(call: "close", code: code))", item: item)
 }
+
+/// Test-only fault injection: makes chosen system calls of RunLoopCore fail on the calling
+/// thread, at the C shim, before the kernel is asked, so each failure travels the path a real
+/// one takes (EINTR retries, EAGAIN meaning "not readable", the diagnostics). Debug builds only:
+/// release builds compile the shims without any check (`RLK_FAULT_INJECTION` is not defined).
+package enum InjectedFaults {
+    /// The system calls that can be made to fail.
+    package enum Call: Int32, CaseIterable, Sendable {
+        case epollCreate = 0, epollAdd, epollModify, epollRemove, epollWait
+        case eventfd, timerfdCreate, timerfdSettime, read, write
+    }
+
+    /// One plan: the next `times` calls of `call`, after `skip` that go through, fail with `code`.
+    package struct Fault: Sendable {
+        package var call: Call
+        package var code: Int32
+        package var skip: Int
+        package var times: Int
+        package init(_ call: Call, _ code: Int32, after skip: Int = 0, times: Int = 1) {
+            self.call = call
+            self.code = code
+            self.skip = skip
+            self.times = times
+        }
+    }
+
+    /// Whether this build can inject faults (debug builds). Clears the calling thread's plans.
+    package static var isAvailable: Bool {
+        defer { rlk_fault_clear() }
+        return rlk_fault_inject(Call.read.rawValue, 0, 0, 0) == 0
+    }
+
+    /// Runs `body` with `faults` planned on the calling thread; clears every plan and count of
+    /// the thread afterwards. At most 8 plans.
+    package static func with<Value>(_ faults: Fault..., body: () throws -> Value) rethrows -> Value {
+        precondition(isAvailable, "fault injection needs a debug build of CRunLoopShims")
+        for fault in faults {
+            precondition(rlk_fault_inject(fault.call.rawValue, fault.code, UInt32(fault.skip), UInt32(fault.times)) == 0,
+                         "at most 8 fault plans per thread")
+        }
+        defer { rlk_fault_clear() }
+        return try body()
+    }
+
+    /// Faults injected into `call` on the calling thread so far (inside ``with(_:body:)``).
+    package static func injected(_ call: Call) -> Int { Int(rlk_fault_injected(call.rawValue)) }
+}

@@ -11,8 +11,14 @@ private final class ResultSlot<T>: @unchecked Sendable {
 }
 
 enum ScriptRunner {
-    /// Runs `body` on a new thread and waits for it.
-    static func onFreshThread<T>(_ body: @escaping @Sendable () -> T) -> T {
+    /// How long one script may take on its thread; CF's runs are real time, the longest script
+    /// lasts well under a second, so this only ends a run that hangs.
+    static let scriptDeadline: DispatchTimeInterval = .seconds(120)
+
+    /// Runs `body` on a new thread and waits for it, at most `scriptDeadline`: a hung run stops
+    /// the process with a message naming `what` instead of hanging the suite (the hung thread
+    /// cannot be cancelled).
+    static func onFreshThread<T>(_ what: @autoclosure () -> String, _ body: @escaping @Sendable () -> T) -> T {
         let slot = ResultSlot<T>()
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
@@ -21,13 +27,15 @@ enum ScriptRunner {
         }
         thread.stackSize = 4 << 20
         thread.start()
-        done.wait()
+        guard done.wait(timeout: .now() + scriptDeadline) == .success else {
+            fatalError("\(what()) did not finish within \(scriptDeadline): its loop never returned from run")
+        }
         return slot.value!
     }
 
     /// Executes the script on the real CFRunLoop of a fresh thread.
     static func runOnCF(_ script: Script) -> Execution {
-        onFreshThread {
+        onFreshThread("script seed \(script.seed) on CFRunLoop") {
             let interpreter = ScriptInterpreter(script: script)
             let driver = CFDriver(script: script, interpreter: interpreter)
             interpreter.driver = driver
@@ -39,7 +47,7 @@ enum ScriptRunner {
 
     /// Executes the script on RunLoopCore's `Loop` (virtual clock) on a fresh thread.
     static func runOnLoop(_ script: Script) -> Execution {
-        onFreshThread {
+        onFreshThread("script seed \(script.seed) on Loop") {
             let interpreter = ScriptInterpreter(script: script)
             do {
                 interpreter.driver = try CoreLoopDriver(script: script, interpreter: interpreter)
@@ -109,6 +117,7 @@ enum ScriptRunner {
             }
             worker.start()
         }
+        // Each script has its own deadline (onFreshThread), so this wait ends.
         group.wait()
         return results.all.sorted { $0.script.seed < $1.script.seed }
     }

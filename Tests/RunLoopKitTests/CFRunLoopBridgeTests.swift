@@ -7,7 +7,8 @@ import Testing
 /// The bridge on the real CoreFoundation run loop of a dedicated thread.
 @Suite("Bridges to a real CFRunLoop")
 struct CFRunLoopBridgeTests {
-    /// Runs `body` on a fresh thread (its own CFRunLoop, pools and pipeline) and waits for it.
+    /// Runs `body` on a fresh thread (its own CFRunLoop, pools and pipeline) and waits for it,
+    /// at most 30 s; a body that has not finished by then is recorded as an issue.
     private func onFreshThread(_ body: @escaping @Sendable () -> Void) {
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
@@ -15,7 +16,9 @@ struct CFRunLoopBridgeTests {
             done.signal()
         }
         thread.start()
-        done.wait()
+        if done.wait(timeout: .now() + 30) != .success {
+            Issue.record("waited 30 s: the CFRunLoop thread's body did not finish (its run never returned)")
+        }
     }
 
     @Test("pool observers on a CFRunLoop: objects live until BeforeWaiting and die after it")

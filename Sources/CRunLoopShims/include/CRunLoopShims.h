@@ -62,6 +62,30 @@ int rlk_pin_current_thread(int cpu);
 /// Heap bytes in use according to glibc (mallinfo2().uordblks); 0 when unavailable.
 size_t rlk_heap_in_use(void);
 
+/// Fault injection (tests): the system calls the shims make, by number. Debug builds compile
+/// the shims with RLK_FAULT_INJECTION; release builds contain no check at all.
+enum {
+    RLK_CALL_EPOLL_CREATE = 0,
+    RLK_CALL_EPOLL_ADD = 1,
+    RLK_CALL_EPOLL_MODIFY = 2,
+    RLK_CALL_EPOLL_REMOVE = 3,
+    RLK_CALL_EPOLL_WAIT = 4,
+    RLK_CALL_EVENTFD = 5,
+    RLK_CALL_TIMERFD_CREATE = 6,
+    RLK_CALL_TIMERFD_SETTIME = 7,
+    RLK_CALL_READ = 8,
+    RLK_CALL_WRITE = 9,
+    RLK_CALL_COUNT = 10
+};
+/// On the calling thread only: the next `times` calls of `call` after `skip` successful ones
+/// fail with `code` instead of reaching the kernel. Returns 0, or -1 when the shims were built
+/// without RLK_FAULT_INJECTION (release) or the table of 8 plans is full.
+int rlk_fault_inject(int call, int code, unsigned skip, unsigned times);
+/// How many faults were injected into `call` on the calling thread since the last clear.
+unsigned rlk_fault_injected(int call);
+/// Drops the calling thread's plans and counts.
+void rlk_fault_clear(void);
+
 /// libdispatch's main-queue handle (an eventfd on Linux) and drain function, exported for
 /// CoreFoundation. Declared here so the run loop can service DispatchQueue.main as CF does.
 int rlk_dispatch_main_queue_handle(void);
