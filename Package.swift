@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "RunLoopTesting", targets: ["RunLoopTesting"]),
         .executable(name: "runloopkit", targets: ["runloopkit"]),
         .executable(name: "autorelease-stress", targets: ["autorelease-stress"]),
+        .executable(name: "runloopkit-echo", targets: ["runloopkit-echo"]),
+        .executable(name: "port-soak", targets: ["port-soak"]),
     ],
     targets: [
         // Tiny C target: epoll/eventfd/timerfd and libdispatch's main-queue hooks.
@@ -44,6 +46,12 @@ let package = Package(
         .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads"]),
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
+        // Services on the loop: the TCP echo service and the port soak, shared by their
+        // executables and the load tests.
+        .target(name: "CServiceShims"),
+        .target(name: "LoopServices", dependencies: ["RunLoopKit", "PThreads", "RunLoopDiagnostics", "CServiceShims"]),
+        .executableTarget(name: "runloopkit-echo", dependencies: ["LoopServices", "RunLoopKit", "RunLoopDiagnostics"]),
+        .executableTarget(name: "port-soak", dependencies: ["LoopServices"]),
 
         // Each test target lists every module it imports (.ci/check-architecture checks it).
         .testTarget(name: "RunLoopDiagnosticsTests", dependencies: ["RunLoopDiagnostics"]),
@@ -54,6 +62,7 @@ let package = Package(
         .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
         .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "RunLoopKitFoundation", "LoopScenarios"]),
         .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting"]),
+        .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -35,11 +35,13 @@ public struct SystemCallError: Error, Equatable, Hashable, Sendable, CustomStrin
 /// Runs a system call (or a C shim returning -1 and setting `errno` on failure), retrying on
 /// EINTR, and returns its value or the failure — in the manner of swift-system's `valueOrErrno`.
 ///
+/// Package-visible so services built in this package (LoopServices) check their calls the same way.
+///
 /// ```swift
 /// let fd = try valueOrErrno("eventfd") { rlk_eventfd_create() }.get()
 /// ```
 @inline(__always)
-func valueOrErrno<Value: FixedWidthInteger>(_ call: StaticString, _ body: () -> Value) -> Result<Value, SystemCallError> {
+package func valueOrErrno<Value: FixedWidthInteger>(_ call: StaticString, _ body: () -> Value) -> Result<Value, SystemCallError> {
     while true {
         let value = body()
         if value != -1 { return .success(value) }
@@ -53,7 +55,7 @@ extension Result where Failure == SystemCallError {
     /// The failure as a ``Diagnostic`` at `severity` about `item`; nil on success. For calls
     /// whose failure leaves nothing to undo.
     @discardableResult
-    func reportingFailure(_ id: DiagnosticID, _ what: @autoclosure () -> String, item: String? = nil,
+    package func reportingFailure(_ id: DiagnosticID, _ what: @autoclosure () -> String, item: String? = nil,
                           severity: Diagnostic.Severity = .error) -> Success? {
         switch self {
         case .success(let value):
@@ -91,7 +93,7 @@ func essentialDescriptor(_ call: StaticString, for what: @autoclosure () -> Stri
 
 /// Closes a descriptor the loop owns. Never retried: on Linux the descriptor is released even
 /// when `close` reports EINTR, and a retry could close a number another thread just reused.
-func closeDescriptor(_ fd: Int32, _ what: @autoclosure () -> String, item: String? = nil) {
+package func closeDescriptor(_ fd: Int32, _ what: @autoclosure () -> String, item: String? = nil) {
     guard close(fd) != 0 else { return }
     let code = errno
     guard code != EINTR else { return }
