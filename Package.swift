@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
         .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "RunLoopKitFoundation", "LoopScenarios"]),
         .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting"]),
-        .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "PThreads", "RunLoopDiagnostics"]),
+        .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "RunLoopCore", "LoopInstruments", "PThreads", "RunLoopDiagnostics", "CRunLoopShims"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]

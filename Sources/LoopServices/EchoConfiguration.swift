@@ -35,6 +35,11 @@ public struct EchoConfiguration: Sendable {
     /// repeating loop timer per connection, so it closes between one and two timeouts of
     /// silence); nil: never.
     public var idleTimeout: Duration? = .seconds(60)
+    /// The kernel's send and receive buffer per connection (SO_SNDBUF/SO_RCVBUF, set on the
+    /// listener so accepted sockets inherit it); nil leaves the kernel's autotuning, which on
+    /// Linux lets a receive buffer grow to `tcp_rmem`'s maximum (often many MiB) while the
+    /// service has stopped reading.
+    public var socketBufferSize: Int?
     /// How long a shutdown waits for connections to drain their unsent bytes before closing them.
     public var shutdownGrace: Duration = .seconds(5)
     /// The loop mode the server's sources and timers run in.
@@ -51,6 +56,7 @@ public struct EchoConfiguration: Sendable {
         if case .lines(let maximum) = framing, maximum < 1 { return "lines' maximumLength must be at least 1 (is \(maximum))" }
         if let idleTimeout, idleTimeout <= .zero { return "idleTimeout must be positive or nil (is \(idleTimeout))" }
         if shutdownGrace < .zero { return "shutdownGrace must not be negative (is \(shutdownGrace))" }
+        if let size = socketBufferSize, size < 1 || size > Int(Int32.max) { return "socketBufferSize must be 1…Int32.max (is \(size))" }
         if backlog < 1 { return "backlog must be at least 1 (is \(backlog))" }
         return nil
     }

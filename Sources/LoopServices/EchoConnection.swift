@@ -159,6 +159,7 @@ final class EchoConnection {
                 switch SocketCalls.send(fd, bytes) {
                 case .transferred(let count):
                     progressed = true
+                    counters.update { $0.bytesEchoed += count }
                     return count
                 case .wouldBlock, .endOfFile:
                     return 0

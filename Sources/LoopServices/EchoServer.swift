@@ -49,7 +49,8 @@ public final class EchoServer {
         if let problem = configuration.problem { throw .invalidConfiguration(problem) }
         guard loop.isOwnerThread else { throw .wrongThread }
         let socket: (fd: Int32, port: UInt16)
-        do { socket = try SocketCalls.listenOnLoopback(port: configuration.port, backlog: configuration.backlog) }
+        do { socket = try SocketCalls.listenOnLoopback(port: configuration.port, backlog: configuration.backlog,
+                                                             bufferSize: configuration.socketBufferSize) }
         catch { throw .systemCall(error) }
         self.configuration = configuration
         self.loop = loop

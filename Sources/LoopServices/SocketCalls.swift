@@ -78,12 +78,16 @@ enum SocketCalls {
     }
 
     /// A non-blocking TCP socket listening on 127.0.0.1:`port` (0: the kernel picks), and the
-    /// port it got. Nothing is left open when it throws.
-    static func listenOnLoopback(port: UInt16, backlog: Int32) throws(SystemCallError) -> (fd: Int32, port: UInt16) {
+    /// port it got; `bufferSize` fixes the kernel buffers its connections inherit. Nothing is left open when it throws.
+    static func listenOnLoopback(port: UInt16, backlog: Int32, bufferSize: Int?) throws(SystemCallError) -> (fd: Int32, port: UInt16) {
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         let fd = try valueOrErrno("socket") { socket(AF_INET, type, 0) }.get()
         do {
             _ = try setOption(fd, level: SOL_SOCKET, SO_REUSEADDR, 1, call: "setsockopt(SO_REUSEADDR)").get()
+            if let bufferSize {
+                _ = try setOption(fd, level: SOL_SOCKET, SO_RCVBUF, Int32(bufferSize), call: "setsockopt(SO_RCVBUF)").get()
+                _ = try setOption(fd, level: SOL_SOCKET, SO_SNDBUF, Int32(bufferSize), call: "setsockopt(SO_SNDBUF)").get()
+            }
             var address = loopbackAddress(port: port)
             _ = try withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
