@@ -110,12 +110,19 @@ final class EchoConnection {
                 }
                 return
             }
-            if !partialLine.isEmpty {
+            if partialLine.isEmpty {
+                echo(UnsafeRawBufferPointer(rebasing: bytes[...lastNewline]))
+            } else {
+                // The kept start of a line and its end go out in one send.
+                partialLine.append(contentsOf: bytes[...lastNewline])
                 partialLine.withUnsafeBytes { echo($0) }
                 partialLine.removeAll(keepingCapacity: partialLine.capacity <= 4096)
             }
-            echo(UnsafeRawBufferPointer(rebasing: bytes[...lastNewline]))
             partialLine.append(contentsOf: bytes[(lastNewline + 1)...])
+            if partialLine.count > maximumLength {
+                counters.update { $0.protocolErrors += 1 }
+                close(.protocolError)
+            }
         }
     }
 

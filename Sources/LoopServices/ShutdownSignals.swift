@@ -31,8 +31,9 @@ public final class ShutdownSignals {
     /// The signals caught.
     public static let signals: [Int32] = [SIGTERM, SIGINT]
 
-    /// Installs the handlers and adds the pipe's source to `mode` of `loop`; `handler` runs on
-    /// the loop thread with each signal number caught.
+    /// Installs the handlers, unblocks the signals in the calling thread (call it on the loop's
+    /// thread) and adds the pipe's source to `mode` of `loop`; `handler` runs on the loop thread
+    /// with each signal number caught.
     ///
     /// - Throws: the failed `pipe2` or `sigaction`, or a refused source
     ///   (``EchoServerError/refused(_:)``); nothing is left installed then.
@@ -62,6 +63,16 @@ public final class ShutdownSignals {
         guard case .added = outcome else {
             release()
             throw .refused("\(outcome)")
+        }
+        // A signal blocked in every thread never reaches the handler (a parent may hand a blocked
+        // mask down through exec): unblock them in this thread, the loop's.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        for signal in Self.signals { sigaddset(&unblocked, signal) }
+        let maskStatus = pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
+        guard maskStatus == 0 else {
+            release()
+            throw .systemCall(SystemCallError(call: "pthread_sigmask", code: maskStatus))
         }
         for signal in Self.signals {
             var action = sigaction()

@@ -91,3 +91,24 @@ struct EchoLoadTests {
         #expect(ProcessReadings.socketInodes().count <= descriptors)
     }
 }
+
+@Suite("EchoLines")
+struct EchoLineTests {
+    @Test("lines framing: whole lines come back, a partial line waits, an overlong one closes the connection")
+    func linesAndProtocolError() throws {
+        var configuration = EchoConfiguration()
+        configuration.framing = .lines(maximumLength: 16)
+        let server = try ServerThread(configuration)
+        let client = try LineClient(port: server.port)
+        try client.send("one\ntw")
+        #expect(try client.receive(4, timeout: .seconds(10)) == "one\n")
+        try client.send("o\n")
+        #expect(try client.receive(4, timeout: .seconds(10)) == "two\n", "the partial line was kept and completed")
+        try client.send(String(repeating: "x", count: 40))
+        #expect(try client.receiveEndOfFile(timeout: .seconds(10)), "a 40-byte partial line over the 16-byte limit did not close the connection")
+        #expect(server.shutdown(timeout: .seconds(10)), "the server did not finish its shutdown within 10 s")
+        let statistics = server.counters.snapshot
+        #expect(statistics.protocolErrors == 1, "\(statistics)")
+        #expect(statistics.cleanupsRun == 1 && statistics.liveConnections == 0, "\(statistics)")
+    }
+}
