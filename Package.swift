@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Transactions", targets: ["Transactions"]),
         .library(name: "LoopInstruments", targets: ["LoopInstruments"]),
         .library(name: "RunLoopTesting", targets: ["RunLoopTesting"]),
+        .library(name: "LoopServices", targets: ["LoopServices"]),
         .executable(name: "runloopkit", targets: ["runloopkit"]),
         .executable(name: "autorelease-stress", targets: ["autorelease-stress"]),
         .executable(name: "runloopkit-echo", targets: ["runloopkit-echo"]),

@@ -23,6 +23,7 @@ public struct EchoConfiguration: Sendable {
     public var port: UInt16 = 0
     /// `listen(2)` backlog.
     public var backlog: Int32 = 1024
+    /// Echo every byte (the default) or complete lines only.
     public var framing: Framing = .bytes
     /// Bytes read per readable event (one `read` per event, so a busy connection cannot hold
     /// the loop; level-triggered readiness brings it back next pass).
@@ -45,6 +46,8 @@ public struct EchoConfiguration: Sendable {
     /// The loop mode the server's sources and timers run in.
     public var mode: Loop.Mode = .default
 
+    /// The defaults: an ephemeral port, bytes framing, 64 KiB reads, 256/64 KiB water marks,
+    /// a 60 s idle timeout, a 5 s shutdown grace, the default mode.
     public init() {}
 
     /// Why the configuration cannot be used; nil when it can.

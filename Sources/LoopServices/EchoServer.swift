@@ -19,6 +19,7 @@ import RunLoopDiagnostics
 /// // loop.run() … until server.control.requestShutdown() from any thread
 /// ```
 public final class EchoServer {
+    /// The configuration the server was created with.
     public let configuration: EchoConfiguration
     /// The port the server listens on.
     public let port: UInt16

@@ -17,8 +17,9 @@ public struct EchoStatistics: Sendable, Equatable, CustomStringConvertible {
     public var duplicateCleanups = 0
     /// Connection objects alive (created and not yet deinitialised).
     public var liveConnections = 0
-    /// Times a connection stopped reading at the high-water mark, and resumed at the low one.
+    /// Times a connection stopped reading at the high-water mark.
     public var readPauses = 0
+    /// Times a paused connection read again at the low-water mark.
     public var readResumes = 0
     /// Connections not reading right now.
     public var pausedNow = 0
@@ -26,10 +27,13 @@ public struct EchoStatistics: Sendable, Equatable, CustomStringConvertible {
     public var maximumUnsentBytes = 0
     /// Bytes sent back.
     public var bytesEchoed = 0
-    /// Closes by cause.
+    /// Closes because the peer closed or hung up.
     public var closedByPeer = 0
+    /// Closes by the idle timer.
     public var closedIdle = 0
+    /// Closes after a failed call (ECONNRESET, EPIPE…) or an error event.
     public var closedByError = 0
+    /// Closes by a shutdown (drained, or cut at the grace period's end).
     public var closedByShutdown = 0
     /// Partial lines longer than the framing allows.
     public var protocolErrors = 0

@@ -7,16 +7,21 @@ import Glibc
 
 /// What a ``PortSoak`` run measured.
 public struct PortSoakReport: Sendable, CustomStringConvertible {
+    /// Producer threads.
     public var producers = 0
+    /// How long the producers sent.
     public var seconds = 0.0
-    /// Messages queued by the producers, and handed to the handler.
+    /// Messages queued by the producers.
     public var sent = 0
+    /// Messages the consumer's handler received.
     public var handled = 0
     /// Sends that found the queue full and waited for room.
     public var waitedForRoom = 0
-    /// Resident set size at the start, its maximum over the samples, and at the end (bytes).
+    /// Resident set size (bytes) at the start.
     public var residentAtStart = 0
+    /// The largest resident set sampled.
     public var residentMaximum = 0
+    /// The resident set after the drain.
     public var residentAtEnd = 0
     /// Whether every queued message was handled before the drain deadline.
     public var drained = false
@@ -39,12 +44,16 @@ public struct PortSoakReport: Sendable, CustomStringConvertible {
 /// print(report)   // sent = handled, RSS start/max/end
 /// ```
 public struct PortSoak: Sendable {
+    /// Threads sending at once.
     public var producers: Int
+    /// The port's queue limit.
     public var capacity: Int
+    /// The batch the consumer takes per pass.
     public var messagesPerPass: Int
     /// How often the resident set is sampled while the producers run.
     public var sampleInterval: Duration = .milliseconds(250)
 
+    /// A soak of `producers` threads into a port of `capacity` read `messagesPerPass` at a time.
     public init(producers: Int = 4, capacity: Int = 4096, messagesPerPass: Int = 64) {
         self.producers = producers
         self.capacity = capacity
