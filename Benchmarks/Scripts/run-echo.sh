@@ -115,7 +115,7 @@ print("|---|---|---|---|---|")
 for line in open(sys.argv[2]):
     m = re.search(r"(\d+) producers, [\d.]+ s: sent (\d+), handled (\d+) \(([^)]*)\), (\d+) messages/s, (\d+) sends waited for room; RSS start ([\d.]+ MiB), max ([\d.]+ MiB)", line)
     if m:
-        print(f"| {m[1]} | {int(m[5]):,} | {m[2] == m[3]} ({m[4]}) | {int(m[6]):,} | {m[7]} → {m[8]} |")
+        print(f"| {m[1]} | {int(m[5]):,} | {'yes' if m[2] == m[3] else 'NO'} ({m[4]}) | {int(m[6]):,} | {m[7]} → {m[8]} |")
 PY
 cat "$out/tables.md"
 if [ "$docs" = 1 ]; then

@@ -2,12 +2,12 @@ import Autorelease
 import RunLoopCore
 import RunLoopDiagnostics
 
-/// A TCP echo service on a ``Loop``: non-blocking accept on 127.0.0.1, per-connection read and
+/// A TCP echo service on a `Loop`: non-blocking accept on 127.0.0.1, per-connection read and
 /// write buffers, back-pressure by high/low water marks, idle timeouts on loop timers,
 /// connections released by the autorelease pool at BeforeWaiting, and a graceful shutdown.
 ///
 /// Create it on the loop's thread, before running the loop. The loop needs autorelease pools
-/// popping at BeforeWaiting (``LoopAutoreleasePools`` or `StandardObservers`); the closed
+/// popping at BeforeWaiting (`LoopAutoreleasePools` or `StandardObservers`); the closed
 /// connections' descriptors are closed there.
 ///
 /// ```swift
@@ -64,11 +64,8 @@ public final class EchoServer {
         }
         self.listener = listener
         let outcome = loop.add(listener, mode: configuration.mode)
-        guard case .added = outcome else {
-            scratch.deallocate()
-            closeDescriptor(socket.fd, "the echo listener")
-            throw .refused("\(outcome)")
-        }
+        // Fully initialised: deinit closes the descriptor and frees the buffer.
+        guard case .added = outcome else { throw .refused("\(outcome)") }
         control.install(mode: configuration.mode) { [weak self] in self?.beginShutdown() }
     }
 

@@ -35,7 +35,7 @@ public struct PortSoakReport: Sendable, CustomStringConvertible {
     }
 }
 
-/// Several producer threads sending to one bounded ``LoopPortSource`` on a ``LoopThread`` for
+/// Several producer threads sending to one bounded `LoopPortSource` on a `LoopThread` for
 /// a fixed time: nothing may be lost, and the resident set must stay flat because the queue is
 /// bounded (a full queue makes producers wait, as a Mach port's queue limit does).
 ///

@@ -16,6 +16,7 @@ struct EchoLoadTests {
         configuration.socketBufferSize = 64 * 1024   // no autotuning: the kernel cannot swallow a slow reader's stream
         configuration.idleTimeout = .seconds(30)   // the idle test covers timeouts; none may fire here
         let residentBefore = ProcessReadings.residentBytes
+        let descriptorsBefore = ProcessReadings.openDescriptors
         let threadsBefore = ProcessReadings.threads(named: ServerThread.threadName)
 
         let server = try ServerThread(configuration)
@@ -60,6 +61,9 @@ struct EchoLoadTests {
         #expect(ProcessReadings.openSockets(port: server.port) == 0, "sockets on the server's port are still open")
         #expect(ProcessReadings.threads(named: ServerThread.threadName) == threadsBefore)
         let residentAfter = ProcessReadings.residentBytes
+        // The process-wide figures, for the record (other suites open and close their own in parallel).
+        print("EchoLoad: \(statistics); RSS \(residentBefore / 1024) → \(residentAfter / 1024) KiB, "
+              + "open descriptors \(descriptorsBefore) → \(ProcessReadings.openDescriptors)")
         #expect(residentAfter - residentBefore < 48 * 1024 * 1024,
                 "RSS grew from \(residentBefore / 1024) KiB to \(residentAfter / 1024) KiB")
     }
