@@ -50,7 +50,7 @@ let package = Package(
         // Services on the loop: the TCP echo service and the port soak, shared by their
         // executables and the load tests.
         .target(name: "CServiceShims"),
-        .target(name: "LoopServices", dependencies: ["RunLoopKit", "PThreads", "RunLoopDiagnostics", "CServiceShims"]),
+        .target(name: "LoopServices", dependencies: ["RunLoopKit", "RunLoopCore", "Autorelease", "PThreads", "RunLoopDiagnostics", "CServiceShims"]),
         .executableTarget(name: "runloopkit-echo", dependencies: ["LoopServices", "RunLoopKit", "RunLoopDiagnostics"]),
         .executableTarget(name: "port-soak", dependencies: ["LoopServices"]),
 
