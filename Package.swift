@@ -16,9 +16,12 @@ let package = Package(
         .library(name: "Transactions", targets: ["Transactions"]),
         .library(name: "LoopInstruments", targets: ["LoopInstruments"]),
         .library(name: "RunLoopTesting", targets: ["RunLoopTesting"]),
+        .library(name: "LoopServices", targets: ["LoopServices"]),
         .executable(name: "runloopkit", targets: ["runloopkit"]),
         .executable(name: "autorelease-stress", targets: ["autorelease-stress"]),
         .executable(name: "runloopkit-soak", targets: ["runloopkit-soak"]),
+        .executable(name: "runloopkit-echo", targets: ["runloopkit-echo"]),
+        .executable(name: "port-soak", targets: ["port-soak"]),
     ],
     targets: [
         // Tiny C target: epoll/eventfd/timerfd and libdispatch's main-queue hooks.
@@ -55,6 +58,12 @@ let package = Package(
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
         // The soak: fd I/O, ports, timers and commits under load; `runloopkit-soak <seconds>`.
         .executableTarget(name: "runloopkit-soak", dependencies: ["RunLoopKit", "PThreads"]),
+        // Services on the loop: the TCP echo service and the port soak, shared by their
+        // executables and the load tests.
+        .target(name: "CServiceShims"),
+        .target(name: "LoopServices", dependencies: ["RunLoopKit", "RunLoopCore", "Autorelease", "PThreads", "RunLoopDiagnostics", "CServiceShims"]),
+        .executableTarget(name: "runloopkit-echo", dependencies: ["LoopServices", "RunLoopKit", "RunLoopDiagnostics"]),
+        .executableTarget(name: "port-soak", dependencies: ["LoopServices"]),
 
         // Each test target lists every module it imports (.ci/check-architecture checks it).
         .testTarget(name: "RunLoopDiagnosticsTests", dependencies: ["RunLoopDiagnostics"]),
@@ -65,6 +74,7 @@ let package = Package(
         .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
         .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "RunLoopKitFoundation", "LoopScenarios"]),
         .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting"]),
+        .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "RunLoopCore", "LoopInstruments", "PThreads", "RunLoopDiagnostics", "CRunLoopShims"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -78,6 +78,15 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // The echo servers compared by Scripts/run-echo.sh and their one load generator (the
+        // loop's own server is the root package's runloopkit-echo).
+        .executableTarget(name: "echo-load", path: "Echo/EchoLoad"),
+        .executableTarget(name: "uv-echo", path: "Echo/UVEcho", linkerSettings: [.linkedLibrary("uv")]),
+        .executableTarget(
+            name: "nio-echo",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+            path: "Echo/NIOEcho"
+        ),
         benchmarkTarget("AutoreleaseBenchmarks", libraries: ["Autorelease"], support: ["CGNUstepPeer"]),
         benchmarkTarget("TransactionBenchmarks", libraries: ["Transactions"]),
     ],

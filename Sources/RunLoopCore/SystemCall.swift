@@ -35,6 +35,8 @@ public struct SystemCallError: Error, Equatable, Hashable, Sendable, CustomStrin
 /// Runs a system call (or a C shim returning -1 and setting `errno` on failure), retrying on
 /// EINTR, and returns its value or the failure — in the manner of swift-system's `valueOrErrno`.
 ///
+/// Package-visible so services built in this package (LoopServices) check their calls the same way.
+///
 /// ```swift
 /// let fd = try valueOrErrno("eventfd") { rlk_eventfd_create() }.get()
 /// ```
@@ -53,7 +55,7 @@ extension Result where Failure == SystemCallError {
     /// The failure as a ``Diagnostic`` at `severity` about `item`; nil on success. For calls
     /// whose failure leaves nothing to undo.
     @discardableResult
-    func reportingFailure(_ id: DiagnosticID, _ what: @autoclosure () -> String, item: String? = nil,
+    package func reportingFailure(_ id: DiagnosticID, _ what: @autoclosure () -> String, item: String? = nil,
                           severity: Diagnostic.Severity = .error) -> Success? {
         switch self {
         case .success(let value):

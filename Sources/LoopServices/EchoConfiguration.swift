@@ -1,0 +1,66 @@
+import RunLoopCore
+
+/// How an ``EchoServer`` listens, frames, buffers and times out.
+///
+/// ```swift
+/// var configuration = EchoConfiguration()
+/// configuration.framing = .lines(maximumLength: 4096)
+/// configuration.highWaterMark = 128 * 1024
+/// configuration.lowWaterMark = 32 * 1024
+/// configuration.idleTimeout = .seconds(10)
+/// ```
+public struct EchoConfiguration: Sendable {
+    /// What the server sends back.
+    public enum Framing: Sendable, Equatable {
+        /// Every byte, as soon as it is read.
+        case bytes
+        /// Complete lines (ending in `\n`) only; a partial line waits in the connection's read
+        /// buffer. A partial line longer than `maximumLength` bytes closes the connection.
+        case lines(maximumLength: Int)
+    }
+
+    /// TCP port on 127.0.0.1; 0 lets the kernel pick one (read it from ``EchoServer/port``).
+    public var port: UInt16 = 0
+    /// `listen(2)` backlog.
+    public var backlog: Int32 = 1024
+    /// Echo every byte (the default) or complete lines only.
+    public var framing: Framing = .bytes
+    /// Bytes read per readable event (one `read` per event, so a busy connection cannot hold
+    /// the loop; level-triggered readiness brings it back next pass).
+    public var readChunk = 64 * 1024
+    /// Unsent bytes at which a connection stops reading (its interest drops `.readable`).
+    public var highWaterMark = 256 * 1024
+    /// Unsent bytes at or below which a paused connection reads again.
+    public var lowWaterMark = 64 * 1024
+    /// A connection that neither reads nor writes for this long is closed (checked by a
+    /// repeating loop timer per connection, so it closes between one and two timeouts of
+    /// silence); nil: never.
+    public var idleTimeout: Duration? = .seconds(60)
+    /// The kernel's send and receive buffer per connection (SO_SNDBUF/SO_RCVBUF, set on the
+    /// listener so accepted sockets inherit it); nil leaves the kernel's autotuning, which on
+    /// Linux lets a receive buffer grow to `tcp_rmem`'s maximum (often many MiB) while the
+    /// service has stopped reading.
+    public var socketBufferSize: Int?
+    /// How long a shutdown waits for connections to drain their unsent bytes before closing them.
+    public var shutdownGrace: Duration = .seconds(5)
+    /// The loop mode the server's sources and timers run in.
+    public var mode: Loop.Mode = .default
+
+    /// The defaults: an ephemeral port, bytes framing, 64 KiB reads, 256/64 KiB water marks,
+    /// a 60 s idle timeout, a 5 s shutdown grace, the default mode.
+    public init() {}
+
+    /// Why the configuration cannot be used; nil when it can.
+    public var problem: String? {
+        if readChunk < 1 { return "readChunk must be at least 1 (is \(readChunk))" }
+        if lowWaterMark < 0 || lowWaterMark >= highWaterMark {
+            return "lowWaterMark must be at least 0 and below highWaterMark (are \(lowWaterMark) and \(highWaterMark))"
+        }
+        if case .lines(let maximum) = framing, maximum < 1 { return "lines' maximumLength must be at least 1 (is \(maximum))" }
+        if let idleTimeout, idleTimeout <= .zero { return "idleTimeout must be positive or nil (is \(idleTimeout))" }
+        if shutdownGrace < .zero { return "shutdownGrace must not be negative (is \(shutdownGrace))" }
+        if let size = socketBufferSize, size < 1 || size > Int(Int32.max) { return "socketBufferSize must be 1…Int32.max (is \(size))" }
+        if backlog < 1 { return "backlog must be at least 1 (is \(backlog))" }
+        return nil
+    }
+}

@@ -1,0 +1,12 @@
+import RunLoopDiagnostics
+
+/// The stable ids of LoopServices' diagnostics.
+extension DiagnosticID {
+    /// A connection could not be served (its source refused, an interest change failed, a
+    /// cleanup ran twice); the message says which. The connection is closed.
+    public static let echoConnectionFailed: DiagnosticID = "echo.connection-failed"
+    /// `accept4` failed for lack of descriptors or memory; accepting pauses briefly.
+    public static let echoAcceptFailed: DiagnosticID = "echo.accept-failed"
+    /// Installing or reading the shutdown signals' pipe failed.
+    public static let echoSignalsFailed: DiagnosticID = "echo.signals-failed"
+}

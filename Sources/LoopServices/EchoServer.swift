@@ -1,0 +1,162 @@
+import Autorelease
+import RunLoopCore
+import RunLoopDiagnostics
+
+/// A TCP echo service on a `Loop`: non-blocking accept on 127.0.0.1, per-connection read and
+/// write buffers, back-pressure by high/low water marks, idle timeouts on loop timers,
+/// connections released by the autorelease pool at BeforeWaiting, and a graceful shutdown.
+///
+/// Create it on the loop's thread, before running the loop. The loop needs autorelease pools
+/// popping at BeforeWaiting (`LoopAutoreleasePools` or `StandardObservers`); the closed
+/// connections' descriptors are closed there.
+///
+/// ```swift
+/// let loop = Loop.current
+/// let pools = LoopAutoreleasePools(installedOn: loop)
+/// let server = try EchoServer(configuration: EchoConfiguration())
+/// server.onFinished = { loop.stop() }
+/// print("listening on 127.0.0.1:\(server.port)")
+/// // loop.run() … until server.control.requestShutdown() from any thread
+/// ```
+public final class EchoServer {
+    /// The configuration the server was created with.
+    public let configuration: EchoConfiguration
+    /// The port the server listens on.
+    public let port: UInt16
+    /// Counters, readable from any thread.
+    public let counters = EchoCounters()
+    /// Asks for a shutdown from any thread.
+    public let control: EchoServerControl
+    /// Called on the loop thread once a shutdown has closed every connection.
+    public var onFinished: (() -> Void)?
+    /// True once a shutdown has closed the listener and every connection.
+    public private(set) var isFinished = false
+
+    let loop: Loop
+    /// One read buffer for every connection: reads go here and are sent back at once.
+    let scratch: UnsafeMutableRawBufferPointer
+    private let listenerFD: Int32
+    private var listener: LoopFileSource?
+    private var acceptRetry: LoopTimer?
+    private var graceTimer: LoopTimer?
+    private var connections: [Int32: EchoConnection] = [:]
+    private var shuttingDown = false
+
+    /// Listens on 127.0.0.1:`configuration.port` and starts accepting on `loop` (its
+    /// current thread's loop by default).
+    ///
+    /// - Throws: ``EchoServerError``; nothing stays open or registered then.
+    public init(configuration: EchoConfiguration, loop: Loop = .current) throws(EchoServerError) {
+        if let problem = configuration.problem { throw .invalidConfiguration(problem) }
+        guard loop.isOwnerThread else { throw .wrongThread }
+        let socket: (fd: Int32, port: UInt16)
+        do { socket = try SocketCalls.listenOnLoopback(port: configuration.port, backlog: configuration.backlog,
+                                                             bufferSize: configuration.socketBufferSize) }
+        catch { throw .systemCall(error) }
+        self.configuration = configuration
+        self.loop = loop
+        self.listenerFD = socket.fd
+        self.port = socket.port
+        self.scratch = .allocate(byteCount: configuration.readChunk, alignment: 16)
+        self.control = EchoServerControl(loop: loop)
+        let listener = LoopFileSource(fd: socket.fd, events: .readable, order: 1, label: "echo listener") { [unowned self] _ in
+            acceptPending()
+        }
+        self.listener = listener
+        let outcome = loop.add(listener, mode: configuration.mode)
+        // Fully initialised: deinit closes the descriptor and frees the buffer.
+        guard case .added = outcome else { throw .refused("\(outcome)") }
+        control.install(mode: configuration.mode) { [weak self] in self?.beginShutdown() }
+    }
+
+    deinit {
+        listener?.invalidate()
+        acceptRetry?.invalidate()
+        graceTimer?.invalidate()
+        control.uninstall()
+        for connection in connections.values { connection.close(.shutdown) }
+        if listener != nil { closeDescriptor(listenerFD, "the echo listener") }
+        scratch.deallocate()
+    }
+
+    /// Connections open now.
+    public var connectionCount: Int { connections.count }
+
+    // MARK: Accepting
+
+    /// Accepts what is queued, up to 64 per pass so a connection storm cannot hold the loop.
+    private func acceptPending() {
+        for _ in 0..<64 {
+            switch SocketCalls.accept(listenerFD) {
+            case .accepted(let fd):
+                SocketCalls.disableNagle(fd).reportingFailure(.echoConnectionFailed, "setting TCP_NODELAY", severity: .warning)
+                let connection = EchoConnection(fd: fd, server: self, loop: loop)
+                connections[fd] = connection
+                _ = connection.register(on: loop)
+            case .wouldBlock:
+                return
+            case .aborted:
+                continue
+            case .outOfResources(let failure):
+                pauseAccepting(failure)
+                return
+            case .failed(let failure):
+                Diagnostics.report(.error, .echoAcceptFailed, "accepting: \(failure)", item: "port \(port)")
+                return
+            }
+        }
+    }
+
+    /// Out of descriptors: level-triggered, the listener would spin; stop listening for 100 ms.
+    private func pauseAccepting(_ failure: SystemCallError) {
+        Diagnostics.report(.warning, .echoAcceptFailed, "accepting paused for 100 ms: \(failure)", item: "port \(port)")
+        guard let listener, acceptRetry == nil, (try? listener.setInterest([])) != nil else { return }
+        acceptRetry = try? LoopTimer(after: .milliseconds(100), clock: loop.clock, label: "echo accept retry") { [weak self] _ in
+            guard let self, let listener = self.listener else { return }
+            self.acceptRetry = nil
+            do { try listener.setInterest(.readable) } catch {
+                Diagnostics.report(.error, .echoAcceptFailed, "resuming accepting: \(error)", item: "port \(self.port)")
+            }
+        }
+        if let acceptRetry { loop.add(acceptRetry, mode: configuration.mode) }
+    }
+
+    func connectionClosed(_ connection: EchoConnection) {
+        connections[connection.fd] = nil
+        if shuttingDown && connections.isEmpty { finish() }
+    }
+
+    // MARK: Shutdown
+
+    /// Stops accepting, lets every connection send what it holds (up to `shutdownGrace`),
+    /// closes them, then calls ``onFinished``. On the loop thread; from elsewhere use
+    /// ``control``. Idempotent.
+    public func beginShutdown() {
+        guard !shuttingDown else { return }
+        shuttingDown = true
+        if let listener {
+            listener.invalidate()
+            self.listener = nil
+            acceptRetry?.invalidate()
+            acceptRetry = nil
+            let fd = listenerFD
+            AutoreleasePool.deferCleanup(label: "echo listener cleanup") { closeDescriptor(fd, "the echo listener") }
+        }
+        for connection in Array(connections.values) { connection.drain() }
+        guard !connections.isEmpty else { return finish() }
+        graceTimer = try? LoopTimer(after: configuration.shutdownGrace, clock: loop.clock, label: "echo shutdown grace") { [weak self] _ in
+            guard let self else { return }
+            for connection in Array(self.connections.values) { connection.close(.shutdown) }
+        }
+        if let graceTimer { loop.add(graceTimer, mode: configuration.mode) }
+    }
+
+    private func finish() {
+        guard !isFinished else { return }
+        isFinished = true
+        graceTimer?.invalidate()
+        graceTimer = nil
+        control.uninstall()
+        onFinished?()
+    }
+}

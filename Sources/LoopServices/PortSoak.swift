@@ -1,0 +1,163 @@
+import PThreads
+import RunLoopKit
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a ``PortSoak`` run measured.
+public struct PortSoakReport: Sendable, CustomStringConvertible {
+    /// Producer threads.
+    public var producers = 0
+    /// How long the producers sent.
+    public var seconds = 0.0
+    /// Messages queued by the producers.
+    public var sent = 0
+    /// Messages the consumer's handler received.
+    public var handled = 0
+    /// Sends that found the queue full and waited for room.
+    public var waitedForRoom = 0
+    /// Resident set size (bytes) at the start.
+    public var residentAtStart = 0
+    /// The largest resident set sampled.
+    public var residentMaximum = 0
+    /// The resident set after the drain.
+    public var residentAtEnd = 0
+    /// Whether every queued message was handled before the drain deadline.
+    public var drained = false
+
+    public var description: String {
+        let mib = { (bytes: Int) in "\((Double(bytes) / 1_048_576 * 10).rounded() / 10) MiB" }
+        let rate = seconds > 0 ? Int(Double(handled) / seconds) : 0
+        return "\(producers) producers, \(seconds) s: sent \(sent), handled \(handled) (\(sent == handled ? "nothing lost" : "LOST \(sent - handled)")), "
+            + "\(rate) messages/s, \(waitedForRoom) sends waited for room; RSS start \(mib(residentAtStart)), "
+            + "max \(mib(residentMaximum)), end \(mib(residentAtEnd))"
+    }
+}
+
+/// Several producer threads sending to one bounded `LoopPortSource` on a `LoopThread` for
+/// a fixed time: nothing may be lost, and the resident set must stay flat because the queue is
+/// bounded (a full queue makes producers wait, as a Mach port's queue limit does).
+///
+/// ```swift
+/// let report = PortSoak(producers: 4, capacity: 4096, messagesPerPass: 64).run(for: .seconds(5))
+/// print(report)   // sent = handled, RSS start/max/end
+/// ```
+public struct PortSoak: Sendable {
+    /// Threads sending at once.
+    public var producers: Int
+    /// The port's queue limit.
+    public var capacity: Int
+    /// The batch the consumer takes per pass.
+    public var messagesPerPass: Int
+    /// How often the resident set is sampled while the producers run.
+    public var sampleInterval: Duration = .milliseconds(250)
+
+    /// A soak of `producers` threads into a port of `capacity` read `messagesPerPass` at a time.
+    public init(producers: Int = 4, capacity: Int = 4096, messagesPerPass: Int = 64) {
+        self.producers = producers
+        self.capacity = capacity
+        self.messagesPerPass = messagesPerPass
+    }
+
+    /// Runs the producers for `duration`, then waits up to `drainTimeout` for the consumer to
+    /// handle every queued message. `progress` sees each resident-set sample (bytes).
+    public func run(for duration: Duration, drainTimeout: Duration = .seconds(30),
+                    progress: ((_ elapsed: Duration, _ residentBytes: Int, _ handled: Int) -> Void)? = nil) -> PortSoakReport {
+        var report = PortSoakReport()
+        report.producers = producers
+        report.residentAtStart = ProcessMemory.residentBytes()
+        report.residentMaximum = report.residentAtStart
+        let counts = SoakCounts()
+        let consumer = LoopThread(name: "soak consumer")
+        defer { consumer.stop() }
+        let port = LoopPortSource(label: "soak", capacity: capacity, messagesPerPass: messagesPerPass) { _ in
+            counts.messageHandled()
+        }
+        defer { port.invalidate() }
+        consumer.loop.add(port, mode: .default)
+
+        let clock = MonotonicClock.shared
+        let start = clock.now
+        let deadline = start.advanced(by: duration)
+        let threads = (0..<producers).map { index in
+            startPThread(name: "soak producer \(index)") {
+                var sent = 0, waited = 0
+                while clock.now < deadline {
+                    for _ in 0..<256 {
+                        do throws(LoopPortSource.SendError) {
+                            try port.send(value: sent)
+                        } catch .full {
+                            waited += 1
+                            do { try port.send(.value(sent), waitingUpTo: .seconds(10)) } catch { return counts.producerEnded(sent: sent, waited: waited) }
+                        } catch {
+                            return counts.producerEnded(sent: sent, waited: waited)
+                        }
+                        sent += 1
+                    }
+                }
+                counts.producerEnded(sent: sent, waited: waited)
+            }
+        }
+        while let elapsed = counts.waitForProducers(until: clock.now.advanced(by: sampleInterval), count: producers, clock: clock, start: start) {
+            let resident = ProcessMemory.residentBytes()
+            report.residentMaximum = max(report.residentMaximum, resident)
+            progress?(elapsed, resident, counts.handled)
+        }
+        for thread in threads { pthread_join(thread, nil) }
+        let elapsed = start.duration(to: clock.now)
+        report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (report.sent, report.waitedForRoom) = counts.producerTotals
+        report.drained = counts.waitUntilHandled(report.sent, timeout: drainTimeout)
+        report.handled = counts.handled
+        report.residentAtEnd = ProcessMemory.residentBytes()
+        report.residentMaximum = max(report.residentMaximum, report.residentAtEnd)
+        return report
+    }
+}
+
+/// The soak's shared counts: handled messages (consumer), producer totals, and the waits on them.
+private final class SoakCounts: Sendable {
+    private let handledCount = Atomic<Int>(0)
+    private let drainTarget = Atomic<Int>(.max)
+    private let lock = PThreadMutex()
+    private let changed = PThreadCondition()
+    private let totals = Locked<(ended: Int, sent: Int, waited: Int)>((0, 0, 0))
+
+    var handled: Int { handledCount.load(ordering: .sequentiallyConsistent) }
+    var producerTotals: (Int, Int) { totals.withLock { ($0.sent, $0.waited) } }
+
+    /// On the consumer's thread, per message: one atomic add, and a wake-up only at the target.
+    func messageHandled() {
+        let now = handledCount.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
+        if now >= drainTarget.load(ordering: .sequentiallyConsistent) { lock.withLock { changed.broadcast() } }
+    }
+
+    func producerEnded(sent: Int, waited: Int) {
+        totals.withLock { $0.ended += 1; $0.sent += sent; $0.waited += waited }
+        lock.withLock { changed.broadcast() }
+    }
+
+    /// Waits until `deadline` or until all `count` producers ended; the elapsed time at a
+    /// sample, nil once they all ended.
+    func waitForProducers(until deadline: LoopInstant, count: Int, clock: MonotonicClock, start: LoopInstant) -> Duration? {
+        lock.withLock {
+            while totals.withLock({ $0.ended }) < count {
+                if !changed.wait(lock, untilMonotonicNanoseconds: deadline.nanoseconds) { return start.duration(to: clock.now) }
+            }
+            return nil
+        }
+    }
+
+    /// Waits until `target` messages were handled; false at the timeout.
+    func waitUntilHandled(_ target: Int, timeout: Duration) -> Bool {
+        drainTarget.store(target, ordering: .sequentiallyConsistent)
+        let deadline = MonotonicClock.shared.now.advanced(by: timeout).nanoseconds
+        return lock.withLock {
+            while handled < target {
+                if !changed.wait(lock, untilMonotonicNanoseconds: deadline) { return handled >= target }
+            }
+            return true
+        }
+    }
+}

@@ -1,0 +1,17 @@
+import LoopServices
+import Testing
+
+/// The short form of issue 13's soak (the 60 s run is `swift run -c release port-soak`).
+@Suite("PortSoak")
+struct PortSoakTests {
+    @Test("4 producers for 2 s into one bounded port: nothing lost, the queue drains, RSS flat")
+    func boundedPortHoldsUnderFourProducers() {
+        let report = PortSoak(producers: 4, capacity: 1024, messagesPerPass: 64).run(for: .seconds(2))
+        #expect(report.drained, "the consumer did not handle every message within 30 s: \(report)")
+        #expect(report.sent == report.handled, "\(report)")
+        #expect(report.sent > 0, "no producer sent anything: \(report)")
+        // Unbounded, 2 s of producers outrunning one consumer queued hundreds of MiB (issue 13);
+        // bounded at 1024 messages, the queue itself is under 100 KiB.
+        #expect(report.residentMaximum - report.residentAtStart < 32 * 1024 * 1024, "\(report)")
+    }
+}
