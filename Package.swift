@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "RunLoopTesting", dependencies: ["RunLoopKit"]),
         // The documented scenarios, shared by the main job and the DocumentedScenarios suite.
         .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads"]),
-        .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
+        .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios", "RunLoopTesting"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
 
         // Each test target lists every module it imports (.ci/check-architecture checks it).
@@ -53,7 +53,8 @@ let package = Package(
         .testTarget(name: "TransactionsTests", dependencies: ["Transactions", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
         .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "RunLoopKitFoundation", "LoopScenarios"]),
-        .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting"]),
+        // ReplayScripts/ links the differential suite's script files (one copy, two targets).
+        .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting", "RunLoopCore", "LoopScenarios", "PThreads"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]
