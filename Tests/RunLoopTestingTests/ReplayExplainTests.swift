@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import RunLoopTesting
 import Testing
 
@@ -49,7 +54,8 @@ struct ReplayExplainTests {
             "the message sent at line 15 (pass 2, from another thread); one port message is handled per pass",
             "its fire date, due at or before t=5000000 ns: the wait of pass 3 moved the clock from 0 to 5000000 ns (line 20)",
             "a signal made before pass 4 by code the trace does not show as an input"
-                + " (another callout's perform, or a re-signal inside its own perform, S3)",
+                + " (another callout, or a re-signal inside its own perform, S3);"
+                + " the latest callout before it was timer \"t0\" at line 21",
         ])
     }
 
@@ -70,5 +76,26 @@ struct ReplayExplainTests {
             """
         #expect(text.contains(timer), "\(text)")
         #expect(TraceExplainer.text(ReplayTrace(clockStart: .zero, entries: [])) == "no callouts in this trace (0 entries)\n")
+    }
+
+    @Test("A trace file is written and read back; a missing, binary or malformed file is refused with its path")
+    func traceFiles() throws {
+        let directory = "/tmp/runloopkit-replay-tests-\(getpid())"
+        defer {
+            for name in ["good.rlktrace", "bad.rlktrace"] { unlink("\(directory)/\(name)") }
+            rmdir(directory)
+        }
+        let trace = try ReplayTrace(parsing: Self.text)
+        try trace.write(to: "\(directory)/good.rlktrace")
+        #expect(try ReplayTrace(contentsOfFile: "\(directory)/good.rlktrace") == trace)
+
+        #expect(throws: ReplayTraceFileError.cannotRead(path: "\(directory)/missing", errno: ENOENT)) {
+            try ReplayTrace(contentsOfFile: "\(directory)/missing")
+        }
+        try OutputFile.write("runloopkit-trace 1\nclock start=zero\n", to: "\(directory)/bad.rlktrace")
+        let expected = ReplayTraceFileError.malformed(path: "\(directory)/bad.rlktrace",
+            ReplayTraceError(line: 2, field: "start", message: "expected a non-negative integer, found \"zero\""))
+        #expect(throws: expected) { try ReplayTrace(contentsOfFile: "\(directory)/bad.rlktrace") }
+        #expect(expected.description == "\(directory)/bad.rlktrace: line 2, field \"start\": expected a non-negative integer, found \"zero\"")
     }
 }

@@ -57,6 +57,8 @@ public enum TraceExplainer {
         /// What last happened at the top level of the pass that a block point follows.
         var lastBlockPoint: String = "the start of the run"
         var depth = 0
+        /// The latest callout begun, which may have made an input the trace does not show.
+        var lastCallout: Int?
 
         init(trace: ReplayTrace) { self.trace = trace }
 
@@ -72,6 +74,7 @@ public enum TraceExplainer {
                 case .wake: lastWake = index
                 case .calloutBegin(let callout, let label):
                     explanations.append(explain(callout, label: label, entry: entry, at: index))
+                    lastCallout = index
                     depth += 1
                 case .calloutEnd(let callout, _):
                     depth = max(0, depth - 1)
@@ -92,6 +95,12 @@ public enum TraceExplainer {
             case .fileReady(let label, _): readiness[label, default: []].append(index)
             case .wakeUp, .advance: break
             }
+        }
+
+        /// Names the latest callout before this one, the likely maker of an unrecorded input.
+        var latestCalloutNote: String {
+            guard let index = lastCallout, case .calloutBegin(let callout, let label) = trace.entries[index].kind else { return "" }
+            return "; the latest callout before it was \(ReplayTraceText.calloutName(callout)) \"\(label)\" at line \(trace.line(ofEntry: index))"
         }
 
         func describe(_ index: Int) -> String {
@@ -120,7 +129,7 @@ public enum TraceExplainer {
                     waitedFor = "its signal at \(describe(signal))"
                 } else {
                     waitedFor = "a signal made before pass \(entry.pass) by code the trace does not show as an input"
-                        + " (another callout's perform, or a re-signal inside its own perform, S3)"
+                        + " (another callout, or a re-signal inside its own perform, S3)" + latestCalloutNote
                 }
             case .source1:
                 rules = ["S8", "L-c"]
@@ -129,7 +138,7 @@ public enum TraceExplainer {
                     sends[label] = queue
                     waitedFor = "the message sent at \(describe(send)); one port message is handled per pass"
                 } else {
-                    waitedFor = "a message on its port (the send is not in the trace as an input)"
+                    waitedFor = "a message on its port (the send is not in the trace as an input)" + latestCalloutNote
                 }
             case .fileSource:
                 rules = ["S8", "L-c"]
