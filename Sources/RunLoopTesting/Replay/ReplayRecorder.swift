@@ -27,7 +27,7 @@ public final class ReplayRecorder: Sendable {
     public let clock: VirtualClock
     /// The loop events, as any `TraceRecorder` keeps them.
     public let events: TraceRecorder
-    /// True while a ``TraceReplay/replay(_:workload:)`` runs the workload: inputs marked
+    /// True while a ``TraceReplay/replay(_:observeActivities:workload:)`` runs the workload: inputs marked
     /// `from=external` are applied by the replay, so the workload must not make them again.
     public let isReplaying: Bool
 
@@ -47,6 +47,8 @@ public final class ReplayRecorder: Sendable {
     /// Attaches to `loop`: a `TraceRecorder` joins its event sink (beside any sink already set).
     ///
     /// - Parameters:
+    ///   - loop: a loop on `clock`, not running, on the calling thread.
+    ///   - clock: the loop's virtual clock; its reading now is the trace's ``clockStart``.
     ///   - observeActivities: adds an observer for every activity (in the common modes) so that
     ///     each activity appears in the trace; its own callouts are left out.
     ///   - capacity: the most loop events kept; ``trace()`` throws when more were made.
