@@ -82,7 +82,11 @@ struct ReplayRecordingTests {
             var producer: pthread_t?
             if !recorder.isReplaying {
                 producer = startPThread(name: "producer") {
-                    guard loop.waitUntilWaiting(timeout: .seconds(10)) else { return }
+                    guard loop.waitUntilWaiting(timeout: .seconds(10)) else {
+                        Issue.record("the loop did not start waiting within 10 s")
+                        loop.stop()
+                        return
+                    }
                     recorder.signal(source)
                     recorder.wakeUp()
                 }
@@ -128,6 +132,57 @@ struct ReplayRecordingTests {
         }
         #expect(outcome.problems == ["an external signal names source \"ghost\", which the workload did not register"])
         #expect(!outcome.matches)
+    }
+
+    @Test("fd readiness and clock advances made through the recorder are inputs; explain links the fd callout to its readiness")
+    func fileReadinessAndAdvance() throws {
+        var descriptors: [Int32] = [-1, -1]
+        try #require(pipe(&descriptors) == 0, "pipe() failed: errno \(errno)")
+        defer { descriptors.forEach { _ = close($0) } }
+        let (readEnd, writeEnd) = (descriptors[0], descriptors[1])
+        let workload: (ReplayRecorder) throws -> Void = { recorder in
+            let loop = recorder.loop
+            let file = LoopFileSource(fd: readEnd, events: .readable, label: "pipe") { _ in
+                var byte: UInt8 = 0
+                _ = read(readEnd, &byte, 1)   // drain, so the level-triggered source goes quiet
+            }
+            loop.add(file, mode: .default)
+            try recorder.advance(by: .milliseconds(3))
+            recorder.fileReady(file, events: .readable) {
+                var byte: UInt8 = 1
+                #expect(write(writeEnd, &byte, 1) == 1, "write to the pipe failed: errno \(errno)")
+            }
+            loop.run(mode: .default, timeout: .milliseconds(1), returnAfterSourceHandled: true)
+            file.invalidate()
+        }
+        let trace = try TraceReplay.record(workload)
+        let lines = trace.text.split(separator: "\n").map(String.init)
+        #expect(lines.contains("advance p=0 m=\"\" t=0 from=loop by=3000000"))
+        #expect(lines.contains("file-ready p=0 m=\"\" t=3000000 from=loop label=\"pipe\" events=1"))
+        #expect(lines.contains { $0.hasPrefix("callout ") && $0.hasSuffix(" t=3000000 c=fileSource label=\"pipe\"") })
+
+        let explanation = try #require(TraceExplainer.explain(trace).first { $0.label == "pipe" })
+        #expect(explanation.rules == ["S8", "L-c"])
+        #expect(explanation.waitedFor == "its descriptor's readiness at line 4 (pass 0, from the loop's thread)")
+
+        let outcome = try TraceReplay.replay(try ReplayTrace(parsing: trace.text), workload: workload)
+        #expect(outcome.matches, "\(outcome)")
+    }
+
+    @Test("A replay whose loop waits with nothing to end the wait is stopped at the stall limit and says so")
+    func stalledReplayIsStopped() throws {
+        let waitsForever: (ReplayRecorder) throws -> Void = { recorder in
+            let keeper = LoopSource(label: "keeper") {}
+            recorder.loop.add(keeper, mode: .default)
+            recorder.loop.run(mode: .default, timeout: .infinity)
+            keeper.invalidate()
+        }
+        let empty = ReplayTrace(clockStart: .zero, entries: [])
+        let outcome = try TraceReplay.replay(empty, stallLimit: .milliseconds(200), workload: waitsForever)
+        #expect(outcome.problems.first?.hasPrefix("the loop was still running after 0.2 seconds of real time and was stopped") == true,
+                "\(outcome.problems)")
+        #expect(outcome.actual.entries.last?.kind == .runEnd(result: "stopped"))
+        #expect(throws: ReplayRecorderError.self) { try TraceReplay.record(stallLimit: .milliseconds(200), waitsForever) }
     }
 
     @Test("A recorder that dropped events refuses to give a trace")

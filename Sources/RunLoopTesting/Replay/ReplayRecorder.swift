@@ -39,6 +39,10 @@ public final class ReplayRecorder: Sendable {
         var inputs: [(after: Int, input: ReplayInput, time: LoopInstant)] = []
         var sources: [String: LoopSource] = [:]
         var ports: [String: LoopPortSource] = [:]
+        /// While the loop is in a wait: the position right after its `sleep` entry.
+        var sleepPosition: Int?
+        /// External inputs made while the loop was not (yet) in a wait: they belong to the next one.
+        var awaitingSleep: [(input: ReplayInput, time: LoopInstant)] = []
         /// Replay only: the external inputs still to apply, by the pass whose wait they arrived in.
         var externalByPass: [UInt64: [ReplayInput]] = [:]
         var replayProblems: [String] = []
@@ -69,9 +73,9 @@ public final class ReplayRecorder: Sendable {
             }
         }
         state = Mutex(initial)
-        let sinks: [any LoopEventSink] = [loop.eventSink, events, expected == nil ? nil : ExternalInputApplier(self)]
-            .compactMap { $0 }
-        loop.eventSink = sinks.count == 1 ? sinks[0] : LoopEventFanout(sinks)
+        // The wait tracker comes after `events`, so a wait's `sleep` entry is recorded when it runs.
+        let sinks: [any LoopEventSink] = [loop.eventSink, events, WaitTracker(self)].compactMap { $0 }
+        loop.eventSink = LoopEventFanout(sinks)
         if observeActivities { events.observeActivities(on: loop) }
     }
 
@@ -120,12 +124,43 @@ public final class ReplayRecorder: Sendable {
         makeReady()
     }
 
+    /// Records an input where it happened. One from another thread belongs to a wait of the loop:
+    /// the one in progress (even if the loop is already waking), or else the next one. The loop
+    /// reports itself waiting (`waitUntilWaiting`) just before it emits `sleep`, so an input made
+    /// in that gap still lands after the `sleep` entry, where a replay re-applies it.
     private func record(_ action: ReplayInput.Action) {
         let input = ReplayInput(action, origin: loop.isOwnerThread ? .loop : .external)
         let time = clock.now
-        let position = events.count + Int(events.droppedCount)
-        state.withLock { $0.inputs.append((position, input, time)) }
+        let position = recordedCount
+        state.withLock { state in
+            switch input.origin {
+            case .loop: state.inputs.append((position, input, time))
+            case .external:
+                if let sleep = state.sleepPosition {
+                    state.inputs.append((sleep, input, time))
+                } else {
+                    state.awaitingSleep.append((input, time))
+                }
+            }
+        }
     }
+
+    /// Loop events recorded so far, dropped ones included.
+    private var recordedCount: Int { events.count + Int(events.droppedCount) }
+
+    /// The loop is about to wait in `pass` (its `sleep` entry is recorded): anchors the external
+    /// inputs made meanwhile, and in a replay applies those recorded for this wait.
+    fileprivate func loopWillWait(pass: UInt64) {
+        let position = recordedCount
+        state.withLock { state in
+            state.sleepPosition = position
+            for waiting in state.awaitingSleep { state.inputs.append((position, waiting.input, waiting.time)) }
+            state.awaitingSleep.removeAll()
+        }
+        if isReplaying { applyExternalInputs(pass: pass) }
+    }
+
+    fileprivate func loopDidWake() { state.withLock { $0.sleepPosition = nil } }
 
     static func payload(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef")
@@ -134,13 +169,13 @@ public final class ReplayRecorder: Sendable {
 
     // MARK: Replay of external inputs
 
-    /// Replay only: applies the external inputs recorded in the wait of `pass`.
-    fileprivate func applyExternalInputs(pass: UInt64) {
+    /// Replay only: applies the external inputs recorded in the wait of `pass`, just before the
+    /// wait starts, recording each as the recording had it.
+    private func applyExternalInputs(pass: UInt64) {
         let due = state.withLock { $0.externalByPass.removeValue(forKey: pass) } ?? []
         for input in due {
             let time = clock.now
-            let position = events.count + Int(events.droppedCount)
-            state.withLock { $0.inputs.append((position, input, time)) }
+            state.withLock { $0.inputs.append(($0.sleepPosition ?? recordedCount, input, time)) }
             switch input.action {
             case .signal(let label):
                 if let source = state.withLock({ $0.sources[label] }) { source.signal() } else {
@@ -164,7 +199,7 @@ public final class ReplayRecorder: Sendable {
         }
     }
 
-    private func problem(_ text: String) { state.withLock { $0.replayProblems.append(text) } }
+    func problem(_ text: String) { state.withLock { $0.replayProblems.append(text) } }
 
     static func bytes(_ payload: String) -> [UInt8]? {
         guard payload.hasPrefix("bytes:") else { return nil }
@@ -192,8 +227,13 @@ public final class ReplayRecorder: Sendable {
         let entries = events.entries
         let dropped = events.droppedCount
         guard dropped == 0 else { throw ReplayRecorderError.eventsDropped(dropped, capacity: events.capacity) }
-        let inputs = state.withLock { $0.inputs }
-        return ReplayTrace(events: entries, inputs: inputs, clockStart: clockStart)
+        let inputs = state.withLock { state in
+            // External inputs made after the last wait began stay at the end, in order.
+            state.inputs + state.awaitingSleep.map { (Int.max, $0.input, $0.time) }
+        }
+        // Stable: inputs anchored to one wait keep the order they were made in.
+        let ordered = inputs.enumerated().sorted { ($0.element.after, $0.offset) < ($1.element.after, $1.offset) }.map(\.element)
+        return ReplayTrace(events: entries, inputs: ordered, clockStart: clockStart)
     }
 }
 
@@ -201,21 +241,29 @@ public final class ReplayRecorder: Sendable {
 public enum ReplayRecorderError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The loop made more events than the recorder keeps.
     case eventsDropped(UInt64, capacity: Int)
+    /// The loop was stopped because it was still running after the stall limit (the reason).
+    case stalled(String)
 
     public var description: String {
         switch self {
         case .eventsDropped(let count, let capacity):
             return "the recorder dropped \(count) loop events (capacity \(capacity)); record with a larger capacity"
+        case .stalled(let reason): return reason
         }
     }
 }
 
-/// Replay only: applies external inputs when the loop is about to wait in their pass.
-private final class ExternalInputApplier: LoopEventSink {
-    unowned let recorder: ReplayRecorder
+/// Tells the recorder when the loop begins and ends a wait (external inputs belong to a wait).
+private final class WaitTracker: LoopEventSink {
+    // Weak: the loop holds this sink and the recorder holds the loop.
+    weak let recorder: ReplayRecorder?
     init(_ recorder: ReplayRecorder) { self.recorder = recorder }
 
     func loop(_ loop: Loop, emitted event: LoopEvent) {
-        if case .sleep = event.kind { recorder.applyExternalInputs(pass: event.pass) }
+        switch event.kind {
+        case .sleep: recorder?.loopWillWait(pass: event.pass)
+        case .wake: recorder?.loopDidWake()
+        default: break
+        }
     }
 }

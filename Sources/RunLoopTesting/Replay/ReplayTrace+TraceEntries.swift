@@ -8,7 +8,7 @@ extension ReplayTrace {
     ///
     /// - Parameters:
     ///   - events: a recorder's entries, oldest first.
-    ///   - inputs: each input with the number of recorder entries made before it.
+    ///   - inputs: each input with the number of recorder entries made before it, in that order.
     ///   - clockStart: the clock reading the loop started from.
     ///
     /// ```swift

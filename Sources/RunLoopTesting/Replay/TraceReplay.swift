@@ -19,30 +19,52 @@ import RunLoopKit
 /// print(outcome.divergence == nil)   // true
 /// ```
 public enum TraceReplay {
+    /// How long a workload may run (real time) before its loop is stopped: a wait with no
+    /// deadline on the virtual clock blocks until an input ends it, and a replay whose inputs
+    /// no longer fit would otherwise block for ever.
+    public static let defaultStallLimit: Duration = .seconds(30)
+
     /// Runs `workload` on a fresh loop on a `VirtualClock` starting at `clockStart` (on the
-    /// calling thread) and returns its trace. The loop is torn down afterwards.
+    /// calling thread) and returns its trace. The loop is torn down afterwards. Throws
+    /// ``ReplayRecorderError/stalled(_:)`` when the loop had to be stopped after `stallLimit`.
     public static func record(clockStart: LoopInstant = .zero, observeActivities: Bool = false,
+                              stallLimit: Duration = defaultStallLimit,
                               _ workload: (ReplayRecorder) throws -> Void) throws -> ReplayTrace {
-        try session(clockStart: clockStart, observeActivities: observeActivities, replaying: nil, workload).trace
+        let result = try session(clockStart: clockStart, observeActivities: observeActivities, stallLimit: stallLimit,
+                                 replaying: nil, workload)
+        if let stall = result.problems.first { throw ReplayRecorderError.stalled(stall) }
+        return result.trace
     }
 
     /// Runs `workload` again, on a fresh loop whose clock starts at `expected.clockStart`, and
-    /// compares the trace it makes with `expected`.
+    /// compares the trace it makes with `expected`. A loop still running after `stallLimit` is
+    /// stopped (each time the limit passes again) and the outcome's problems say so.
     public static func replay(_ expected: ReplayTrace, observeActivities: Bool = false,
+                              stallLimit: Duration = defaultStallLimit,
                               workload: (ReplayRecorder) throws -> Void) throws -> ReplayOutcome {
         let result = try session(clockStart: expected.clockStart, observeActivities: observeActivities,
-                                 replaying: expected, workload)
+                                 stallLimit: stallLimit, replaying: expected, workload)
         return ReplayOutcome(actual: result.trace, divergence: ReplayDivergence.first(expected: expected, actual: result.trace),
                              problems: result.problems)
     }
 
-    private static func session(clockStart: LoopInstant, observeActivities: Bool, replaying expected: ReplayTrace?,
+    private static func session(clockStart: LoopInstant, observeActivities: Bool, stallLimit: Duration,
+                                replaying expected: ReplayTrace?,
                                 _ workload: (ReplayRecorder) throws -> Void) throws -> (trace: ReplayTrace, problems: [String]) {
         let clock = VirtualClock(start: clockStart)
         let loop = Loop(clock: clock)
         let recorder = ReplayRecorder(loop: loop, clock: clock, observeActivities: observeActivities,
                                       capacity: 1_000_000, replaying: expected)
+        let watchdog = Task.detached {
+            while true {
+                do { try await Task.sleep(for: stallLimit) } catch { return }   // cancelled: the workload ended
+                recorder.problem("the loop was still running after \(stallLimit) of real time and was stopped:"
+                                 + " a wait with no deadline that no input ended")
+                loop.stop()
+            }
+        }
         defer {
+            watchdog.cancel()
             loop.eventSink = nil
             loop.tearDown()
         }
