@@ -39,7 +39,7 @@ let package = Package(
         // The bridges to a real CFRunLoop: the one module that links Foundation.
         .target(name: "RunLoopKitFoundation", dependencies: ["RunLoopKit"]),
         // The public testing toolkit: a harness on the virtual clock, ordering assertions, replay.
-        .target(name: "RunLoopTesting", dependencies: ["RunLoopKit"]),
+        .target(name: "RunLoopTesting", dependencies: ["RunLoopKit", "RunLoopCore"]),
         // The documented scenarios, shared by the main job and the DocumentedScenarios suite.
         .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads"]),
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios", "RunLoopTesting"]),

@@ -1,3 +1,4 @@
+import RunLoopCore
 import RunLoopKit
 import Synchronization
 
@@ -110,9 +111,7 @@ public final class ReplayRecorder: Sendable {
     /// Moves the virtual clock forward and records it; a negative duration throws and records nothing.
     public func advance(by duration: Duration) throws(LoopError) {
         guard duration >= .zero else { throw LoopError.negativeDuration(duration, what: "ReplayRecorder.advance(by:)") }
-        let nanoseconds = UInt64(duration.components.seconds) * 1_000_000_000
-            + UInt64(duration.components.attoseconds / 1_000_000_000)
-        record(.advance(nanoseconds: nanoseconds))
+        record(.advance(nanoseconds: Nanoseconds.from(duration)))
         try clock.advance(by: duration)
     }
 
