@@ -28,7 +28,7 @@ public final class ReplayRecorder: Sendable {
     public let clock: VirtualClock
     /// The loop events, as any `TraceRecorder` keeps them.
     public let events: TraceRecorder
-    /// True while a ``TraceReplay/replay(_:observeActivities:workload:)`` runs the workload: inputs marked
+    /// True while a ``TraceReplay/replay(_:observeActivities:stallLimit:workload:)`` runs the workload: inputs marked
     /// `from=external` are applied by the replay, so the workload must not make them again.
     public let isReplaying: Bool
 
