@@ -51,10 +51,10 @@ let package = Package(
         // The bridges to a real CFRunLoop: the one module that links Foundation.
         .target(name: "RunLoopKitFoundation", dependencies: ["RunLoopKit"]),
         // The public testing toolkit: a harness on the virtual clock, ordering assertions, replay.
-        .target(name: "RunLoopTesting", dependencies: ["RunLoopKit", "PThreads"]),
+        .target(name: "RunLoopTesting", dependencies: ["RunLoopKit", "RunLoopCore", "PThreads"]),
         // The documented scenarios, shared by the main job and the DocumentedScenarios suite.
         .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads"]),
-        .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
+        .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios", "RunLoopTesting"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
         // The soak: fd I/O, ports, timers and commits under load; `runloopkit-soak <seconds>`.
         .executableTarget(name: "runloopkit-soak", dependencies: ["RunLoopKit", "PThreads"]),
@@ -73,7 +73,8 @@ let package = Package(
         .testTarget(name: "TransactionsTests", dependencies: ["Transactions", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
         .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "RunLoopKitFoundation", "LoopScenarios"]),
-        .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting"]),
+        // ReplayScripts/ links the differential suite's script files (one copy, two targets).
+        .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting", "RunLoopCore", "LoopScenarios", "PThreads"]),
         .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "RunLoopCore", "LoopInstruments", "PThreads", "RunLoopDiagnostics", "CRunLoopShims"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],

@@ -154,7 +154,7 @@ struct ScenarioOutcome {
         ]
         files += artifacts
         return ScenarioResult(name: name, expected: expected, produced: produced, checks: checks,
-                              fullTrace: verbose, artifacts: files)
+                              fullTrace: verbose, artifacts: files, entries: entries)
     }
 }
 

@@ -100,15 +100,18 @@ public struct ScenarioResult: Sendable {
     /// The verbose trace of the run (`runloopkit NAME` prints it).
     public let fullTrace: String
     public let artifacts: [ScenarioArtifact]
+    /// Every entry the scenario's trace recorder kept (what `runloopkit record` writes out).
+    public let entries: [TraceEntry]
 
     public init(name: String, expected: [String], produced: [String], checks: [ScenarioCheck] = [],
-                fullTrace: String = "", artifacts: [ScenarioArtifact] = []) {
+                fullTrace: String = "", artifacts: [ScenarioArtifact] = [], entries: [TraceEntry] = []) {
         self.name = name
         self.expected = expected
         self.produced = produced
         self.checks = checks
         self.fullTrace = fullTrace
         self.artifacts = artifacts
+        self.entries = entries
     }
 
     /// True when the produced trace equals the expected one line for line.

@@ -1,6 +1,7 @@
 // The main job: runs the documented scenarios and writes their traces, Chrome trace JSON and
 // SVG charts to ./runloopkit-out/.
 import LoopScenarios
+import RunLoopTesting
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -11,6 +12,8 @@ let outputDirectory = "runloopkit-out"
 
 let usage = """
     usage: runloopkit [SCENARIO | --list | --help]
+           runloopkit record SCENARIO FILE
+           runloopkit explain FILE
 
       (no argument)  run every documented scenario, print ✓/✗ per scenario (with the
                      expected-vs-produced diff and failed checks for ✗), write traces (.log),
@@ -18,9 +21,13 @@ let usage = """
                      ./\(outputDirectory)/, and end with "scenarios: N passed, M failed"
       SCENARIO       run one scenario and print its verbose trace, checks and result
       --list         list the scenarios with a one-line summary
+      record         run one scenario and write its replay trace to FILE (format: Docs/Replay.md)
+      explain        print, for each callout of the trace FILE, the rule ids (Docs/Rules.md)
+                     that placed it and what it waited for
       --help         show this text
 
-    exit status: 0 all passed, 1 a scenario failed, 2 bad usage
+    exit status: 0 all passed, 1 a scenario failed (or a trace could not be read or
+    written), 2 bad usage
     """
 
 func fail(_ message: String) -> Never {
@@ -68,6 +75,28 @@ case "--list":
     let width = ScenarioCatalog.all.map(\.name.count).max() ?? 0
     for scenario in ScenarioCatalog.all {
         print(scenario.name + String(repeating: " ", count: width - scenario.name.count + 2) + scenario.summary)
+    }
+case "record":
+    guard arguments.count == 3 else { fail("record takes a scenario name and a file, got \(arguments.count - 1) arguments") }
+    guard let scenario = ScenarioCatalog.named(arguments[1]) else {
+        fail("unknown scenario '\(arguments[1])'; known: \(ScenarioCatalog.all.map(\.name).joined(separator: ", "))")
+    }
+    let result = scenario.run(ScenarioOptions(processIsQuiet: true))
+    let trace = ReplayTrace(events: result.entries, clockStart: .zero)
+    do { try trace.write(to: arguments[2]) } catch {
+        var stderr = StandardError()
+        print("runloopkit: \(error)", to: &stderr)
+        exit(1)
+    }
+    print("wrote \(trace.entries.count) entries of \(scenario.name) to \(arguments[2])")
+case "explain":
+    guard arguments.count == 2 else { fail("explain takes one trace file, got \(arguments.count - 1) arguments") }
+    do {
+        print(TraceExplainer.text(try ReplayTrace(contentsOfFile: arguments[1])), terminator: "")
+    } catch {
+        var stderr = StandardError()
+        print("runloopkit: \(error)", to: &stderr)
+        exit(1)
     }
 case let name?:
     if name.hasPrefix("-") { fail("unknown option '\(name)'") }

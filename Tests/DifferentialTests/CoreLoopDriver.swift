@@ -5,8 +5,12 @@
 import RunLoopCore
 
 final class CoreLoopDriver: LoopDriver {
-    private let loop: Loop
-    private let clock: VirtualClock
+    let loop: Loop
+    let clock: VirtualClock
+    /// Where the script's signals and wake-ups go: straight to the items, or (the replay
+    /// tests of RunLoopTesting, which share this file) through a recorder that logs them.
+    var signalSource: (LoopSource) -> Void = { $0.signal() }
+    var wakeLoop: (Loop) -> Void = { $0.wakeUp() }
     private let start: LoopInstant
     private let gridNs: UInt64
     private var observers: [LoopObserver] = []
@@ -15,10 +19,14 @@ final class CoreLoopDriver: LoopDriver {
     private var timers: [LoopTimer] = []
     private weak var interpreter: ScriptInterpreter?
 
-    /// Must be created on the thread that runs the script (the loop is bound to it).
-    init(script: Script, interpreter: ScriptInterpreter) throws {
-        clock = VirtualClock(start: LoopInstant(nanoseconds: 1_000_000_000))
-        loop = Loop(clock: clock)
+    /// The virtual clock's reading when a script starts.
+    static let scriptStart = LoopInstant(nanoseconds: 1_000_000_000)
+
+    /// Must be created on the thread that runs the script (the loop is bound to it). Pass a
+    /// loop (made on this thread, on `clock`, starting at `scriptStart`) to run the script on it.
+    init(script: Script, interpreter: ScriptInterpreter, on given: (loop: Loop, clock: VirtualClock)? = nil) throws {
+        clock = given?.clock ?? VirtualClock(start: Self.scriptStart)
+        loop = given?.loop ?? Loop(clock: clock)
         start = clock.now
         self.interpreter = interpreter
 
@@ -63,7 +71,7 @@ final class CoreLoopDriver: LoopDriver {
     func invalidateObserver(_ o: Int) { observers[o].invalidate() }
     func addSource(_ s: Int, _ mode: ScriptMode) { loop.add(sources[s], mode: Self.mode(mode)) }
     func removeSource(_ s: Int, _ mode: ScriptMode) { loop.remove(sources[s], mode: Self.mode(mode)) }
-    func signal(_ s: Int) { sources[s].signal() }
+    func signal(_ s: Int) { signalSource(sources[s]) }
     func invalidateSource(_ s: Int) { sources[s].invalidate() }
     func addTimer(_ t: Int, _ mode: ScriptMode) { loop.add(timers[t], mode: Self.mode(mode)) }
     func removeTimer(_ t: Int, _ mode: ScriptMode) { loop.remove(timers[t], mode: Self.mode(mode)) }
@@ -85,7 +93,7 @@ final class CoreLoopDriver: LoopDriver {
 
     func stop() { loop.stop() }
     func stopMode(_ mode: Int) { loop.stop(mode: Self.mode(.named(mode))) }
-    func wakeUp() { loop.wakeUp() }
+    func wakeUp() { wakeLoop(loop) }
     func addCommonMode(_ mode: Int) { loop.addCommonMode(Self.mode(.named(mode))) }
 
     func run(_ mode: ScriptMode, seconds: Double, rash: Bool) -> RunOutcome {

@@ -1,0 +1,40 @@
+import RunLoopKit
+
+/// An input to a loop that its own code did not produce: what a replay must re-apply.
+///
+/// ```swift
+/// let input = ReplayInput(.signal(label: "s0"), origin: .external)
+/// ```
+public struct ReplayInput: Sendable, Equatable {
+    /// What the input was.
+    public enum Action: Sendable, Equatable {
+        /// A source0 was signalled (S1).
+        case signal(label: String)
+        /// A message was sent to a port source; `payload` identifies it (`bytes:` and hex).
+        case send(label: String, payload: String)
+        /// `wakeUp()` was called (W3).
+        case wakeUp
+        /// A file source's descriptor was made ready (`events` as `LoopFileSource.Events` bits).
+        case fileReady(label: String, events: UInt32)
+        /// The virtual clock was moved forward by this many nanoseconds.
+        case advance(nanoseconds: UInt64)
+    }
+
+    /// Where an input came from, which decides how a replay re-applies it.
+    public enum Origin: String, Sendable, Equatable {
+        /// From the loop's thread (a callout or the code between runs): the workload makes it
+        /// again when replayed, and the replay checks that it does.
+        case loop
+        /// From another thread while the loop waited: the replay applies it itself, just
+        /// before the wait of the same pass, and the workload must not make it again.
+        case external
+    }
+
+    public var action: Action
+    public var origin: Origin
+
+    public init(_ action: Action, origin: Origin) {
+        self.action = action
+        self.origin = origin
+    }
+}
