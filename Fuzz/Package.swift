@@ -23,6 +23,10 @@ let package = Package(
         // The trace files the library writes (Chrome trace JSON) from arbitrary labels and logs.
         .executableTarget(name: "fuzz-trace-export",
                           dependencies: [.product(name: "RunLoopKit", package: rootPackage)]),
+        // The replay trace format (RunLoopTesting), the file format the library reads: parse,
+        // and a write/read round trip that changes nothing; refusals name a line.
+        .executableTarget(name: "fuzz-replay-trace",
+                          dependencies: [.product(name: "RunLoopTesting", package: rootPackage)]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,8 +5,7 @@
 // parser, outside the library), keep every B/E slice balanced per thread, and carry every label
 // back unchanged; the text log must hold one line per entry and every log line's text.
 //
-// The library reads no file format yet: the replay trace format of RunLoopTesting is to be fuzzed
-// here too once it lands (Docs/Hardening.md).
+// The replay trace format, which the library reads, has its own target: fuzz-replay-trace.
 import Foundation
 import RunLoopKit
 
