@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "Transactions", targets: ["Transactions"]),
         .library(name: "LoopInstruments", targets: ["LoopInstruments"]),
         .library(name: "RunLoopTesting", targets: ["RunLoopTesting"]),
+        // Opt-in: linking it replaces the process's malloc family (see Docs/Memory.md).
+        .library(name: "LoopAllocationCounter", targets: ["LoopAllocationCounter"]),
         .executable(name: "runloopkit", targets: ["runloopkit"]),
         .executable(name: "autorelease-stress", targets: ["autorelease-stress"]),
     ],
@@ -40,8 +42,14 @@ let package = Package(
         .target(name: "RunLoopKitFoundation", dependencies: ["RunLoopKit"]),
         // The public testing toolkit: a harness on the virtual clock, ordering assertions, replay.
         .target(name: "RunLoopTesting", dependencies: ["RunLoopKit"]),
+        // The opt-in allocation counter: C interposers of the malloc family (per-thread counts,
+        // a side table in generations mode) and the attribution to callouts and turns on top.
+        // No library target depends on it.
+        .target(name: "CAllocationCounter"),
+        .target(name: "LoopAllocationCounter",
+                dependencies: ["CAllocationCounter", "LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
         // The documented scenarios, shared by the main job and the DocumentedScenarios suite.
-        .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads"]),
+        .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads", "LoopAllocationCounter"]),
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
 
@@ -53,6 +61,8 @@ let package = Package(
         .testTarget(name: "TransactionsTests", dependencies: ["Transactions", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
         .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "RunLoopKitFoundation", "LoopScenarios"]),
+        .testTarget(name: "LoopAllocationCounterTests",
+                    dependencies: ["LoopAllocationCounter", "RunLoopCore", "Autorelease", "Transactions", "LoopInstruments", "RunLoopKit"]),
         .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
