@@ -187,7 +187,7 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
         let raw = AllocationCounter.readRaw()
         let previousCategory = rlk_alloc_set_category(RLK_ALLOC_IGNORED)
         let generations = rlk_alloc_get_mode() == RLK_ALLOC_GENERATIONS
-        let site = generations && !isTurn ? AllocationSites.number(for: AllocationSite(kind: kind.description, label: label)) : nil
+        let site = generations ? AllocationSites.number(for: isTurn ? .outsideCallouts : AllocationSite(kind: kind.description, label: label)) : nil
         lock.withLock {
             foldPeak(raw)
             state.scopes.append(OpenScope(
@@ -214,15 +214,21 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
             guard let scope = state.scopes.popLast() else { return }
             let user = AllocationTotals(raw.bucket.0).since(AllocationTotals(scope.start.bucket.0), highestLive: scope.highestUser)
             let pool = AllocationTotals(raw.bucket.1).since(AllocationTotals(scope.start.bucket.1), highestLive: scope.highestPool)
+            if rlk_alloc_get_mode() == RLK_ALLOC_GENERATIONS { rlk_alloc_set_site(scope.previousSite) }
             let interval = rlk_alloc_get_sample_interval()
             let sampled = (raw.samples &- scope.start.samples) &* interval
             if scope.isTurn {
+                var inside = AllocationFigures.zero
+                for callout in state.callouts[scope.firstCallout...] where callout.depth == 0 { inside = inside + callout.user }
+                let outside = AllocationFigures(
+                    allocations: user.allocations &- inside.allocations, frees: user.frees &- inside.frees,
+                    bytes: user.bytes &- inside.bytes, freedBytes: user.freedBytes &- inside.freedBytes,
+                    requestedBytes: user.requestedBytes &- inside.requestedBytes, net: user.net &- inside.net, peak: 0)
                 state.turns.append(TurnAllocation(
                     number: state.turns.count + 1, passes: scope.startPass...max(scope.startPass, state.lastPass),
                     start: scope.startTime, end: state.lastTime, liveBytesAtEnd: raw.bucket.0.live_bytes, user: user, poolPages: pool, sampledBytes: sampled,
-                    callouts: scope.firstCallout..<state.callouts.count, peakSnapshot: top))
+                    outsideCallouts: outside, callouts: scope.firstCallout..<state.callouts.count, peakSnapshot: top))
             } else {
-                if rlk_alloc_get_mode() == RLK_ALLOC_GENERATIONS { rlk_alloc_set_site(scope.previousSite) }
                 let turn = state.scopes.contains { $0.isTurn } ? state.turns.count + 1 : 0
                 let depth = state.scopes.filter { !$0.isTurn }.count
                 if state.callouts.count < capacity {
@@ -250,12 +256,13 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
         state.scopes[index].highestPool = max(state.scopes[index].highestPool, raw.bucket.1.peak_live_bytes, raw.bucket.1.live_bytes)
     }
 
-    /// The sites with the most live bytes in the snapshot buffer, largest first.
+    /// The sites with the most live bytes in the snapshot buffer, largest first (site 0, other
+    /// threads' memory, left out).
     private func peakSites() -> [SiteLiveBytes] {
         let count = min(AllocationSites.count, Int(RLK_ALLOC_MAX_SITES))
         let buffer = lock.withLock { state.snapshot }
         var entries: [(Int, Int64)] = []
-        for site in 0..<count where buffer[site] > 0 { entries.append((site, buffer[site])) }
+        for site in 1..<max(1, count) where buffer[site] > 0 { entries.append((site, buffer[site])) }
         entries.sort { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }
         return entries.prefix(topSites).map { SiteLiveBytes(site: AllocationSites.site(UInt32($0.0)), bytes: $0.1, blocks: 0) }
     }

@@ -20,7 +20,9 @@ public struct AllocationGeneration: Sendable, Equatable {
     }
 
     /// Every tracked block allocated since this mark and not freed yet, by site, largest first.
-    /// Blocks allocated outside any measured span count under the site "outside".
+    /// Blocks a watched loop allocated outside its callouts count under
+    /// ``AllocationSite/outsideCallouts``; blocks of other threads under
+    /// ``AllocationSite/unattributed``.
     public func live() -> GenerationReport {
         AllocationCounter.ignoring {
             let sites = AllocationSites.count

@@ -40,6 +40,9 @@ public struct TurnAllocation: Sendable, Equatable {
     public let user: AllocationFigures
     public let poolPages: AllocationFigures
     public let sampledBytes: UInt64
+    /// What the turn allocated and freed outside its callouts, i.e. the loop's own work
+    /// (`user` minus the turn's top-level callouts; the peak is left 0, it does not subtract).
+    public let outsideCallouts: AllocationFigures
     /// The indices of the turn's callouts in ``AllocationAttributor/callouts``.
     public let callouts: Range<Int>
     /// Generations mode: at the turn's peak, the sites holding the most live bytes (largest

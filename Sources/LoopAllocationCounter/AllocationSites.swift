@@ -12,7 +12,7 @@ public enum AllocationScopeKind: Sendable, Equatable, CustomStringConvertible {
     case display
     /// A span measured with ``AllocationAttributor/measure(_:_:)``.
     case measured
-    /// Outside every callout.
+    /// A turn, outside every callout.
     case outside
 
     public var description: String {
@@ -30,7 +30,17 @@ public enum AllocationScopeKind: Sendable, Equatable, CustomStringConvertible {
 public struct AllocationSite: Sendable, Hashable, CustomStringConvertible {
     public let kind: String
     public let label: String
+
+    public init(kind: String, label: String) {
+        self.kind = kind
+        self.label = label
+    }
     public var description: String { label.isEmpty ? kind : "\(kind) \(label)" }
+
+    /// Blocks allocated on threads no attributor watches (or before one started): site 0.
+    public static let unattributed = AllocationSite(kind: "unattributed", label: "")
+    /// Blocks a watched loop allocated during a turn but outside its callouts.
+    public static let outsideCallouts = AllocationSite(kind: "loop", label: "outside callouts")
 }
 
 /// Small dense numbers for sites, so the C side tags blocks with a 32-bit value.
@@ -39,7 +49,7 @@ enum AllocationSites {
 
     struct Registry {
         var numbers: [AllocationSite: UInt32] = [:]
-        var sites: [AllocationSite] = [AllocationSite(kind: "outside", label: "")]
+        var sites: [AllocationSite] = [.unattributed]
     }
 
     /// The site's number (registering it); the last number takes every site beyond the limit.
