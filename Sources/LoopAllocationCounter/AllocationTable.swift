@@ -51,8 +51,8 @@ public enum AllocationTable {
         return rows.map { row in
             row.enumerated().map { index, cell in
                 let padding = String(repeating: " ", count: widths[index] - cell.count)
-                return index == 0 || index == columns - 1 && !cell.allSatisfy(\.isNumber) && cell.first?.isNumber != true
-                    ? cell + padding : padding + cell
+                // Text left, numbers (and number ranges) right.
+                return index == 0 || (Int(cell) == nil && cell.first?.isNumber != true) ? cell + padding : padding + cell
             }.joined(separator: "  ")
         }.joined(separator: "\n") + "\n"
     }

@@ -87,7 +87,7 @@ public enum MemoryByCalloutChart {
         let legendX = left + plotWidth + 20
         for site in coloured {
             svg.rect(x: legendX, y: y, width: 12, height: 12, fill: colour(site))
-            svg.text(shortened(site.description, to: 36), x: legendX + 18, y: y + 10, size: 11)
+            svg.text(shortened(site.description, to: 34), x: legendX + 18, y: y + 10, size: 11)
             y += 18
         }
         if hasOther {
@@ -103,14 +103,16 @@ public enum MemoryByCalloutChart {
         return svg.render()
     }
 
+    /// Decimal units, so the axis's 1-2-5 steps read as round numbers (50 kB, not 48.8 KiB).
     static func byteLabel(_ value: Double) -> String {
-        if value >= 1_048_576 { return "\(trimmed(value / 1_048_576)) MiB" }
-        if value >= 1024 { return "\(trimmed(value / 1024)) KiB" }
+        if value >= 1_000_000 { return "\(trimmed(value / 1_000_000)) MB" }
+        if value >= 1000 { return "\(trimmed(value / 1000)) kB" }
         return "\(Int(value)) B"
     }
 
     private static func trimmed(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(Int((value * 10).rounded()) / 10) + "." + String(Int((value * 10).rounded()) % 10)
+        let tenths = Int((value * 10).rounded())
+        return tenths % 10 == 0 ? String(tenths / 10) : "\(tenths / 10).\(tenths % 10)"
     }
 
     private static func shortened(_ text: String, to length: Int) -> String {
