@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__has_feature)
@@ -39,6 +40,8 @@ typedef struct thread_state {
     rlk_alloc_thread_figures figures;
     uint32_t category;
     uint32_t saved_category;
+    // Byte offset of bucket[category] in `figures`, so the hot path adds instead of multiplying.
+    uint32_t bucket_offset;
     uint32_t site;
     int64_t sample_countdown;
     // Peak snapshot (generations mode).
@@ -53,6 +56,15 @@ typedef struct thread_state {
 // so a thread's first allocation (glibc's own TLS setup included) cannot recurse.
 static _Thread_local thread_state state RLK_ALLOC_TLS_MODEL;
 
+// What malloc_usable_size returns for a live block, read inline from glibc's chunk header (the
+// size word before the block: chunk size | flags; bit 1 marks an mmapped chunk, whose header is
+// 16 bytes instead of 8). malloc_usable_size is a call plus checks a live block never needs;
+// the tests compare every figure with it.
+static inline size_t usable_size(void *pointer) {
+    size_t word = ((const size_t *)pointer)[-1];
+    return (word & ~(size_t)7) - ((word & 2) ? 16 : 8);
+}
+
 static inline int current_mode(void) {
     return atomic_load_explicit(&counter_mode, memory_order_relaxed);
 }
@@ -65,102 +77,138 @@ static void take_peak_snapshot(thread_state *t) {
     t->snapshot_pending = 0;
 }
 
-static void sample(thread_state *t) {
+static __attribute__((noinline, cold)) void sample(thread_state *t) {
     uint64_t interval = atomic_load_explicit(&sample_interval, memory_order_relaxed);
     uint64_t taken = 1 + (uint64_t)(-t->sample_countdown) / interval;
     t->figures.samples += taken;
     t->sample_countdown += (int64_t)(taken * interval);
 }
 
-static inline void count_allocation(void *pointer, size_t requested, int mode) {
+static inline rlk_alloc_counts *current_bucket(thread_state *t) {
+    return (rlk_alloc_counts *)((char *)&t->figures + t->bucket_offset);
+}
+
+// Counting mode, inlined into every entry point: a handful of adds on thread-local memory.
+static inline __attribute__((always_inline)) void count_allocation_fast(void *pointer, size_t requested) {
     thread_state *t = &state;
-    if (mode == RLK_ALLOC_SAMPLING) {
-        if (t->category != RLK_ALLOC_USER) return;
-        t->sample_countdown -= (int64_t)requested;
-        if (RLK_UNLIKELY(t->sample_countdown <= 0)) sample(t);
-        return;
-    }
-    size_t usable = malloc_usable_size(pointer);
-    rlk_alloc_counts *c = &t->figures.bucket[t->category];
+    size_t usable = usable_size(pointer);
+    rlk_alloc_counts *c = current_bucket(t);
     c->allocations += 1;
     c->allocated_bytes += usable;
     c->requested_bytes += requested;
-    c->live_bytes += (int64_t)usable;
-    if (c->live_bytes > c->peak_live_bytes) c->peak_live_bytes = c->live_bytes;
-    if (RLK_UNLIKELY(mode == RLK_ALLOC_GENERATIONS) && t->category == RLK_ALLOC_USER) {
-        rlk_side_table_insert(pointer, usable, t->site);
-        if (t->snapshot_buffer && c->live_bytes > t->snapshot_threshold) {
-            t->snapshot_threshold = c->live_bytes;
-            t->snapshot_pending = 1;
-        }
-    }
+    int64_t live = c->live_bytes + (int64_t)usable;
+    c->live_bytes = live;
+    if (live > c->peak_live_bytes) c->peak_live_bytes = live;
 }
 
-static inline void count_free(void *pointer, int mode) {
-    if (mode == RLK_ALLOC_SAMPLING) return;
+static inline __attribute__((always_inline)) void count_free_fast(void *pointer) {
     thread_state *t = &state;
-    if (RLK_UNLIKELY(mode == RLK_ALLOC_GENERATIONS)) {
-        // The state at the first fall after a new high is the peak: copy it before the fall.
-        if (t->snapshot_pending) take_peak_snapshot(t);
-        rlk_side_table_remove(pointer);
-    }
-    size_t usable = malloc_usable_size(pointer);
-    rlk_alloc_counts *c = &t->figures.bucket[t->category];
+    size_t usable = usable_size(pointer);
+    rlk_alloc_counts *c = current_bucket(t);
     c->frees += 1;
     c->freed_bytes += usable;
     c->live_bytes -= (int64_t)usable;
 }
 
+// Generations mode, out of line.
+static __attribute__((noinline)) void count_allocation(void *pointer, size_t requested, int mode) {
+    thread_state *t = &state;
+    count_allocation_fast(pointer, requested);
+    if (mode == RLK_ALLOC_GENERATIONS && t->category == RLK_ALLOC_USER) {
+        rlk_side_table_insert(pointer, usable_size(pointer), t->site);
+        int64_t live = t->figures.bucket[RLK_ALLOC_USER].live_bytes;
+        if (t->snapshot_buffer && live > t->snapshot_threshold) {
+            t->snapshot_threshold = live;
+            t->snapshot_pending = 1;
+        }
+    }
+}
+
+static __attribute__((noinline)) void count_free(void *pointer, int mode) {
+    thread_state *t = &state;
+    if (mode == RLK_ALLOC_GENERATIONS) {
+        // The state at the first fall after a new high is the peak: copy it before the fall.
+        if (t->snapshot_pending) take_peak_snapshot(t);
+        rlk_side_table_remove(pointer);
+    }
+    count_free_fast(pointer);
+}
+
+// One allocation of `pointer` (non-null) in `mode` (not off).
+static inline __attribute__((always_inline)) void counted(void *pointer, size_t requested, int mode) {
+    if (RLK_LIKELY(mode == RLK_ALLOC_COUNTING)) {
+        count_allocation_fast(pointer, requested);
+    } else if (mode == RLK_ALLOC_SAMPLING) {
+        thread_state *t = &state;
+        if (t->category != RLK_ALLOC_USER) return;
+        t->sample_countdown -= (int64_t)requested;
+        if (RLK_UNLIKELY(t->sample_countdown <= 0)) sample(t);
+    } else {
+        count_allocation(pointer, requested, mode);
+    }
+}
+
 #if !defined(RLK_ALLOC_UNDER_SANITIZER)
 
+// Each entry point tests the mode first, so with the counter off it is a jump to glibc.
+
 void *malloc(size_t size) {
-    void *pointer = __libc_malloc(size);
     int mode = current_mode();
-    if (RLK_UNLIKELY(mode != RLK_ALLOC_OFF) && RLK_LIKELY(pointer != NULL)) count_allocation(pointer, size, mode);
+    if (RLK_LIKELY(mode == RLK_ALLOC_OFF)) return __libc_malloc(size);
+    void *pointer = __libc_malloc(size);
+    if (RLK_LIKELY(pointer != NULL)) counted(pointer, size, mode);
     return pointer;
 }
 
 void *calloc(size_t count, size_t size) {
-    void *pointer = __libc_calloc(count, size);
     int mode = current_mode();
-    if (RLK_UNLIKELY(mode != RLK_ALLOC_OFF) && RLK_LIKELY(pointer != NULL)) count_allocation(pointer, count * size, mode);
+    if (RLK_LIKELY(mode == RLK_ALLOC_OFF)) return __libc_calloc(count, size);
+    void *pointer = __libc_calloc(count, size);
+    if (RLK_LIKELY(pointer != NULL)) counted(pointer, count * size, mode);
     return pointer;
 }
 
 void free(void *pointer) {
     int mode = current_mode();
-    if (RLK_UNLIKELY(mode != RLK_ALLOC_OFF) && RLK_LIKELY(pointer != NULL)) count_free(pointer, mode);
+    if (RLK_UNLIKELY(mode != RLK_ALLOC_OFF) && RLK_LIKELY(pointer != NULL)) {
+        if (RLK_LIKELY(mode == RLK_ALLOC_COUNTING)) {
+            count_free_fast(pointer);
+        } else if (mode == RLK_ALLOC_GENERATIONS) {
+            count_free(pointer, mode);
+        }
+    }
     __libc_free(pointer);
 }
 
 // realloc of a live block counts as one free of the old block and one allocation of the new.
 void *realloc(void *pointer, size_t size) {
     int mode = current_mode();
-    if (RLK_LIKELY(mode == RLK_ALLOC_OFF) || pointer == NULL) {
-        void *fresh = __libc_realloc(pointer, size);
-        if (mode != RLK_ALLOC_OFF && fresh != NULL) count_allocation(fresh, size, mode);
+    if (RLK_LIKELY(mode == RLK_ALLOC_OFF)) return __libc_realloc(pointer, size);
+    if (pointer == NULL) {
+        void *fresh = __libc_realloc(NULL, size);
+        if (fresh != NULL) counted(fresh, size, mode);
         return fresh;
     }
     if (size == 0) {  // glibc frees the block and returns NULL
-        count_free(pointer, mode);
+        if (mode != RLK_ALLOC_SAMPLING) count_free(pointer, mode);
         return __libc_realloc(pointer, 0);
     }
-    // Read the old block's figures before glibc may reuse it; undo them if realloc fails.
-    size_t old_usable = malloc_usable_size(pointer);
+    // Read the old block's size before glibc may reuse it; a failed realloc leaves it counted.
+    size_t old_usable = usable_size(pointer);
     void *fresh = __libc_realloc(pointer, size);
-    if (fresh == NULL) return NULL;  // the old block is untouched and still counted
+    if (fresh == NULL) return NULL;
     thread_state *t = &state;
     if (mode != RLK_ALLOC_SAMPLING) {
-        if (RLK_UNLIKELY(mode == RLK_ALLOC_GENERATIONS)) {
+        if (mode == RLK_ALLOC_GENERATIONS) {
             if (t->snapshot_pending) take_peak_snapshot(t);
             rlk_side_table_remove(pointer);
         }
-        rlk_alloc_counts *c = &t->figures.bucket[t->category];
+        rlk_alloc_counts *c = current_bucket(t);
         c->frees += 1;
         c->freed_bytes += old_usable;
         c->live_bytes -= (int64_t)old_usable;
     }
-    count_allocation(fresh, size, mode);
+    counted(fresh, size, mode);
     return fresh;
 }
 
@@ -174,9 +222,10 @@ void *reallocarray(void *pointer, size_t count, size_t size) {
 }
 
 static void *aligned(size_t alignment, size_t size) {
-    void *pointer = __libc_memalign(alignment, size);
     int mode = current_mode();
-    if (RLK_UNLIKELY(mode != RLK_ALLOC_OFF) && RLK_LIKELY(pointer != NULL)) count_allocation(pointer, size, mode);
+    if (RLK_LIKELY(mode == RLK_ALLOC_OFF)) return __libc_memalign(alignment, size);
+    void *pointer = __libc_memalign(alignment, size);
+    if (RLK_LIKELY(pointer != NULL)) counted(pointer, size, mode);
     return pointer;
 }
 
@@ -199,16 +248,18 @@ void *aligned_alloc(size_t alignment, size_t size) {
 void *memalign(size_t alignment, size_t size) { return aligned(alignment, size); }
 
 void *valloc(size_t size) {
-    void *pointer = __libc_valloc(size);
     int mode = current_mode();
-    if (RLK_UNLIKELY(mode != RLK_ALLOC_OFF) && RLK_LIKELY(pointer != NULL)) count_allocation(pointer, size, mode);
+    if (RLK_LIKELY(mode == RLK_ALLOC_OFF)) return __libc_valloc(size);
+    void *pointer = __libc_valloc(size);
+    if (RLK_LIKELY(pointer != NULL)) counted(pointer, size, mode);
     return pointer;
 }
 
 void *pvalloc(size_t size) {
-    void *pointer = __libc_pvalloc(size);
     int mode = current_mode();
-    if (RLK_UNLIKELY(mode != RLK_ALLOC_OFF) && RLK_LIKELY(pointer != NULL)) count_allocation(pointer, size, mode);
+    if (RLK_LIKELY(mode == RLK_ALLOC_OFF)) return __libc_pvalloc(size);
+    void *pointer = __libc_pvalloc(size);
+    if (RLK_LIKELY(pointer != NULL)) counted(pointer, size, mode);
     return pointer;
 }
 
@@ -221,6 +272,21 @@ int rlk_alloc_is_interposing(void) { return 0; }
 #endif
 
 // MARK: Control
+
+// RLK_ALLOC_MODE=counting | sampling[:bytes] | generations switches the counter on at start-up,
+// for programs that cannot call rlk_alloc_set_mode (LD_PRELOAD). getenv does not allocate.
+__attribute__((constructor)) static void mode_from_environment(void) {
+    const char *text = getenv("RLK_ALLOC_MODE");
+    if (text == NULL) return;
+    if (strcmp(text, "counting") == 0) {
+        rlk_alloc_set_mode(RLK_ALLOC_COUNTING);
+    } else if (strncmp(text, "sampling", 8) == 0) {
+        if (text[8] == ':') rlk_alloc_set_sample_interval(strtoull(text + 9, NULL, 10));
+        rlk_alloc_set_mode(RLK_ALLOC_SAMPLING);
+    } else if (strcmp(text, "generations") == 0) {
+        rlk_alloc_set_mode(RLK_ALLOC_GENERATIONS);
+    }
+}
 
 void rlk_alloc_set_mode(rlk_alloc_mode mode) {
     // The side table exists before the first allocation that would use it.
@@ -247,11 +313,13 @@ void rlk_alloc_pool_page_scope(int entering) {
     } else {
         state.category = state.saved_category;
     }
+    state.bucket_offset = (uint32_t)(state.category * sizeof(rlk_alloc_counts));
 }
 
 rlk_alloc_category rlk_alloc_set_category(rlk_alloc_category category) {
     rlk_alloc_category previous = (rlk_alloc_category)state.category;
     state.category = (uint32_t)category;
+    state.bucket_offset = (uint32_t)(state.category * sizeof(rlk_alloc_counts));
     return previous;
 }
 

@@ -64,6 +64,21 @@ struct CounterTests {
         #expect(figures.bytes == figures.freedBytes)
     }
 
+    /// A block above glibc's mmap threshold (128 KiB) has a 16-byte header: the inline size
+    /// read must still agree with malloc_usable_size.
+    @Test func countsAnMappedBlockAsMallocUsableSizeDoes() {
+        let (figures, size) = AllocationCounter.withMode(.counting) { () -> (AllocationFigures, UInt64) in
+            let before = AllocationCounter.beginSpan().user
+            let block = malloc(1 << 20)
+            let size = usable(block)
+            free(block)
+            return (AllocationCounter.currentThread().user.since(before), size)
+        }
+        #expect(size >= 1 << 20)
+        #expect(figures.allocations == 1 && figures.frees == 1)
+        #expect(figures.bytes == size && figures.freedBytes == size && figures.peak == Int64(size))
+    }
+
     @Test func offCountsNothing() {
         let figures = AllocationCounter.withMode(.off) { () -> AllocationFigures in
             let before = AllocationCounter.beginSpan().user
