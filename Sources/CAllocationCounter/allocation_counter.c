@@ -150,27 +150,37 @@ static inline __attribute__((always_inline)) void counted(void *pointer, size_t 
 
 #if !defined(RLK_ALLOC_UNDER_SANITIZER)
 
-// Each entry point tests the mode first, so with the counter off it is a jump to glibc.
+// Each entry point tests the mode first and tail-calls: with the counter off it is a load, a
+// branch and a jump to glibc (no frame); the counting work sits in a separate function, so the
+// compiler cannot merge the two glibc calls and keep a frame for both.
+#define RLK_TAIL
 
-void *malloc(size_t size) {
-    int mode = current_mode();
-    if (RLK_LIKELY(mode == RLK_ALLOC_OFF)) return __libc_malloc(size);
+static __attribute__((noinline)) void *malloc_counted(size_t size, int mode) {
     void *pointer = __libc_malloc(size);
     if (RLK_LIKELY(pointer != NULL)) counted(pointer, size, mode);
     return pointer;
 }
 
-void *calloc(size_t count, size_t size) {
+void *malloc(size_t size) {
     int mode = current_mode();
-    if (RLK_LIKELY(mode == RLK_ALLOC_OFF)) return __libc_calloc(count, size);
+    if (RLK_LIKELY(mode == RLK_ALLOC_OFF)) RLK_TAIL return __libc_malloc(size);
+    RLK_TAIL return malloc_counted(size, mode);
+}
+
+static __attribute__((noinline)) void *calloc_counted(size_t count, size_t size, int mode) {
     void *pointer = __libc_calloc(count, size);
     if (RLK_LIKELY(pointer != NULL)) counted(pointer, count * size, mode);
     return pointer;
 }
 
-void free(void *pointer) {
+void *calloc(size_t count, size_t size) {
     int mode = current_mode();
-    if (RLK_UNLIKELY(mode != RLK_ALLOC_OFF) && RLK_LIKELY(pointer != NULL)) {
+    if (RLK_LIKELY(mode == RLK_ALLOC_OFF)) RLK_TAIL return __libc_calloc(count, size);
+    RLK_TAIL return calloc_counted(count, size, mode);
+}
+
+static __attribute__((noinline)) void free_counted(void *pointer, int mode) {
+    if (RLK_LIKELY(pointer != NULL)) {
         if (RLK_LIKELY(mode == RLK_ALLOC_COUNTING)) {
             count_free_fast(pointer);
         } else if (mode == RLK_ALLOC_GENERATIONS) {
@@ -178,6 +188,13 @@ void free(void *pointer) {
         }
     }
     __libc_free(pointer);
+}
+
+void free(void *pointer) {
+    int mode = current_mode();
+    // Sampling does not look at frees.
+    if (RLK_LIKELY(mode == RLK_ALLOC_OFF || mode == RLK_ALLOC_SAMPLING)) RLK_TAIL return __libc_free(pointer);
+    RLK_TAIL return free_counted(pointer, mode);
 }
 
 // realloc of a live block counts as one free of the old block and one allocation of the new.
@@ -221,12 +238,16 @@ void *reallocarray(void *pointer, size_t count, size_t size) {
     return realloc(pointer, total);
 }
 
-static void *aligned(size_t alignment, size_t size) {
-    int mode = current_mode();
-    if (RLK_LIKELY(mode == RLK_ALLOC_OFF)) return __libc_memalign(alignment, size);
+static __attribute__((noinline)) void *aligned_counted(size_t alignment, size_t size, int mode) {
     void *pointer = __libc_memalign(alignment, size);
     if (RLK_LIKELY(pointer != NULL)) counted(pointer, size, mode);
     return pointer;
+}
+
+static void *aligned(size_t alignment, size_t size) {
+    int mode = current_mode();
+    if (RLK_LIKELY(mode == RLK_ALLOC_OFF)) RLK_TAIL return __libc_memalign(alignment, size);
+    RLK_TAIL return aligned_counted(alignment, size, mode);
 }
 
 int posix_memalign(void **out, size_t alignment, size_t size) {
