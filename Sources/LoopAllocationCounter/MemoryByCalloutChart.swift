@@ -15,6 +15,7 @@ public enum MemoryByCalloutChart {
     ///   - callouts: the records; only those run directly by the loop (depth 0) are stacked, so
     ///     nested layout and display spans are not counted twice.
     ///   - turns: the turns the columns stand for.
+    ///   - title: the heading drawn above the chart.
     ///   - colouredSites: how many sites get a colour of their own.
     public static func svg(callouts: [CalloutAllocation], turns: [TurnAllocation], title: String = "Memory by callout",
                            colouredSites: Int = 6) -> String {
