@@ -97,6 +97,36 @@ struct AttributionTests {
         #expect(turns[1].user.allocations >= 3 && turns[1].user.peak >= timer.user.peak)
     }
 
+    /// A source0 and a port message get their own records with their kinds; the port's message
+    /// itself (allocated by `send` before the run) is not the handler's.
+    @Test func sourcesAndPortMessagesAreAttributed() throws {
+        let slots = Slots()
+        let attributor = AllocationAttributor()
+        let callouts = try AllocationCounter.withMode(.counting) { () throws -> [CalloutAllocation] in
+            let loop = Loop(clock: VirtualClock())
+            let source = LoopSource(label: "source allocates 700") { slots.allocate(11, 700) }
+            let port = LoopPortSource(label: "port frees the 700") { _ in slots.free(11) }
+            loop.add(source, mode: .default)
+            loop.add(port, mode: .default)
+            source.signal()
+            try port.send([1])
+            attributor.install(on: loop)
+            loop.run(mode: .default, timeout: .zero)
+            loop.run(mode: .default, timeout: .zero)
+            attributor.uninstall(from: loop)
+            port.invalidate()
+            source.invalidate()
+            return attributor.callouts
+        }
+        let source = try #require(callouts.first { $0.label == "source allocates 700" })
+        let port = try #require(callouts.first { $0.label == "port frees the 700" })
+        #expect(source.kind == .callout(.source0))
+        #expect(port.kind == .callout(.source1))
+        #expect(source.user == AllocationFigures(allocations: 1, frees: 0, bytes: slots.sizes[11], freedBytes: 0, requestedBytes: 700,
+                                                 net: Int64(slots.sizes[11]), peak: Int64(slots.sizes[11])))
+        #expect(port.user.frees >= 1 && port.user.freedBytes >= slots.sizes[11])
+    }
+
     /// In a steady state every turn costs the same: from the third turn on, each turn holds the
     /// timer's figures plus the loop's own per-turn allocations, identical from turn to turn.
     @Test func steadyTurnsHoldExactlyTheirCallouts() throws {
