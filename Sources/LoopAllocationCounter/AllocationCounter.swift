@@ -36,8 +36,9 @@ public enum AllocationCounter {
     /// every figure then stays zero.
     public static var isInterposing: Bool { rlk_alloc_is_interposing() != 0 }
 
-    /// The current mode. Setting it also routes the autorelease pool's page allocations to the
-    /// ``ThreadAllocationFigures/poolPages`` bucket (and away again when set to `.off`).
+    /// The current mode. Switching it on also installs the autorelease pool's page hook, which
+    /// routes page allocations to the ``ThreadAllocationFigures/poolPages`` bucket; the hook
+    /// stays installed (a call per page allocation and free).
     public static var mode: Mode {
         get {
             switch rlk_alloc_get_mode() {
@@ -50,8 +51,9 @@ public enum AllocationCounter {
         set {
             switch newValue {
             case .off:
+                // The page hook stays: removing it while a thread is between its "before" and
+                // "after" calls would leave that thread's allocations in the pool-page bucket.
                 rlk_alloc_set_mode(RLK_ALLOC_OFF)
-                PoolPageAllocationHook.install(nil)
                 return
             case .counting: rlk_alloc_set_mode(RLK_ALLOC_COUNTING)
             case .sampling(let bytes):

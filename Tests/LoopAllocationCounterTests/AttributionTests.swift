@@ -127,6 +127,30 @@ struct AttributionTests {
         #expect(port.user.frees >= 1 && port.user.freedBytes >= slots.sizes[11])
     }
 
+    /// Sampling mode: a callout's sampledBytes are its samples times the interval; frees and
+    /// counts are not kept.
+    @Test func samplingAttributesSampledBytes() throws {
+        let slots = Slots()
+        let attributor = AllocationAttributor()
+        let callouts = AllocationCounter.withMode(.sampling(everyBytes: 1000)) { () -> [CalloutAllocation] in
+            let loop = Loop(clock: VirtualClock())
+            loop.perform(label: "ten of 1000") {
+                for _ in 0..<10 {
+                    slots.allocate(12, 1000)
+                    slots.free(12)
+                }
+            }
+            attributor.install(on: loop)
+            loop.run(mode: .default, timeout: .zero)
+            attributor.uninstall(from: loop)
+            return attributor.callouts
+        }
+        let callout = try #require(callouts.first { $0.label == "ten of 1000" })
+        // 10,000 requested bytes cross 10 marks, or 11 with the countdown carried in.
+        #expect(callout.sampledBytes == 10_000 || callout.sampledBytes == 11_000)
+        #expect(callout.user == .zero)
+    }
+
     /// In a steady state every turn costs the same: from the third turn on, each turn holds the
     /// timer's figures plus the loop's own per-turn allocations, identical from turn to turn.
     @Test func steadyTurnsHoldExactlyTheirCallouts() throws {
