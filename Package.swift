@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "LoopInstruments", targets: ["LoopInstruments"]),
         .library(name: "RunLoopTesting", targets: ["RunLoopTesting"]),
         .library(name: "LoopServices", targets: ["LoopServices"]),
+        // Opt-in: linking it replaces the process's malloc family (see Docs/Memory.md).
+        .library(name: "LoopAllocationCounter", targets: ["LoopAllocationCounter"]),
         .executable(name: "runloopkit", targets: ["runloopkit"]),
         .executable(name: "autorelease-stress", targets: ["autorelease-stress"]),
         .executable(name: "runloopkit-soak", targets: ["runloopkit-soak"]),
@@ -52,8 +54,14 @@ let package = Package(
         .target(name: "RunLoopKitFoundation", dependencies: ["RunLoopKit"]),
         // The public testing toolkit: a harness on the virtual clock, ordering assertions, replay.
         .target(name: "RunLoopTesting", dependencies: ["RunLoopKit", "RunLoopCore", "PThreads"]),
+        // The opt-in allocation counter: C interposers of the malloc family (per-thread counts,
+        // a side table in generations mode) and the attribution to callouts and turns on top.
+        // No library target depends on it.
+        .target(name: "CAllocationCounter"),
+        .target(name: "LoopAllocationCounter",
+                dependencies: ["CAllocationCounter", "LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
         // The documented scenarios, shared by the main job and the DocumentedScenarios suite.
-        .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads"]),
+        .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads", "LoopAllocationCounter"]),
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios", "RunLoopTesting"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
         // The soak: fd I/O, ports, timers and commits under load; `runloopkit-soak <seconds>`.
@@ -72,7 +80,9 @@ let package = Package(
         .testTarget(name: "AutoreleaseTests", dependencies: ["Autorelease", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "TransactionsTests", dependencies: ["Transactions", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
-        .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "RunLoopKitFoundation", "LoopScenarios"]),
+        .testTarget(name: "RunLoopKitTests", dependencies: ["RunLoopKit", "RunLoopKitFoundation", "LoopScenarios", "LoopAllocationCounter"]),
+        .testTarget(name: "LoopAllocationCounterTests",
+                    dependencies: ["LoopAllocationCounter", "RunLoopCore", "Autorelease", "Transactions", "LoopInstruments", "RunLoopKit"]),
         // ReplayScripts/ links the differential suite's script files (one copy, two targets).
         .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting", "RunLoopCore", "LoopScenarios", "PThreads"]),
         .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "RunLoopCore", "LoopInstruments", "PThreads", "RunLoopDiagnostics", "CRunLoopShims"]),

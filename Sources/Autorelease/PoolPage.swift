@@ -3,6 +3,7 @@
 // accessors. A page is a plain address, owned by its thread's pool and freed explicitly, never
 // by ARC.
 
+import CPoolThreadWord
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -145,7 +146,9 @@ struct PoolPage: Equatable {
     /// Allocates and initialises a page hotter than `parent` (or the cold page).
     static func allocate(parent: PoolPage?, thread: UInt) -> PoolPage {
         var memory: UnsafeMutableRawPointer?
+        rlk_pool_page_scope(1)
         let status = posix_memalign(&memory, PageLayout.size, PageLayout.size)
+        rlk_pool_page_scope(0)
         guard status == 0, let memory else {
             PoolDiagnostics.fatalSystemCallFailure("posix_memalign(4096, 4096)", status: status,
                                                    consequence: "no memory for a pool page")
@@ -192,7 +195,9 @@ struct PoolPage: Equatable {
             // objc4 zeroes the magic so a stale token into a freed-but-reused page fails the check.
             hottest.base.storeBytes(of: UInt64(0), toByteOffset: 0, as: UInt64.self)
             hottest.base.storeBytes(of: UInt64(0), toByteOffset: 8, as: UInt64.self)
+            rlk_pool_page_scope(1)
             free(hottest.base)
+            rlk_pool_page_scope(0)
             freed += 1
             if isSelf {
                 parent?.child = nil

@@ -12,7 +12,7 @@ import RunLoopCore
 public enum ChromeTraceExporter {
     /// The whole document; one event per line.
     public static func json(_ entries: [TraceEntry], processName: String = "RunLoopKit") -> String {
-        events(entries, processName: processName).joinedDocument()
+        events(entries, processName: processName).joinedChromeTraceDocument()
     }
 
     /// The encoded events (each a JSON object), metadata first.
@@ -132,7 +132,7 @@ public enum ChromeTraceExporter {
 }
 
 extension [String] {
-    fileprivate func joinedDocument() -> String {
+    package func joinedChromeTraceDocument() -> String {
         "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n" + joined(separator: ",\n") + "\n]}\n"
     }
 }

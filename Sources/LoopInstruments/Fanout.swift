@@ -36,7 +36,12 @@ public final class LoopCalloutInterceptorChain: LoopCalloutInterceptor {
     }
 
     public func didCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) {
-        for interceptor in interceptors.reversed() { interceptor.didCallOut(kind, label: label, loop: loop) }
+        // By index: `reversed()` on the existential array allocated a copy per callout.
+        var index = interceptors.count
+        while index > 0 {
+            index -= 1
+            interceptors[index].didCallOut(kind, label: label, loop: loop)
+        }
     }
 }
 

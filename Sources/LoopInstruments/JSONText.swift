@@ -1,8 +1,8 @@
 import RunLoopCore
 /// Minimal JSON text building: string escaping and number formatting without Foundation.
-enum JSONText {
+package enum JSONText {
     /// `value` as a JSON string literal, quotes included.
-    static func string(_ value: String) -> String {
+    package static func string(_ value: String) -> String {
         var out = "\""
         out.reserveCapacity(value.utf8.count + 2)
         for scalar in value.unicodeScalars {
@@ -25,22 +25,22 @@ enum JSONText {
     }
 
     /// Nanoseconds as microseconds with three decimals (trace-event `ts` unit).
-    static func microseconds(_ instant: LoopInstant) -> String { microseconds(instant.nanoseconds) }
+    package static func microseconds(_ instant: LoopInstant) -> String { microseconds(instant.nanoseconds) }
 
-    static func microseconds(_ nanoseconds: UInt64) -> String {
+    package static func microseconds(_ nanoseconds: UInt64) -> String {
         let fraction = String(nanoseconds % 1_000)
         return "\(nanoseconds / 1_000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
     /// A finite number; non-finite values become 0 (JSON has no NaN or infinity).
-    static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         guard value.isFinite else { return "0" }
         if value == value.rounded() && abs(value) < 1e15 { return String(Int64(value)) }
         return "\(value)"
     }
 
     /// An object from already-encoded values, keys in the given order.
-    static func object(_ members: [(String, String)]) -> String {
+    package static func object(_ members: [(String, String)]) -> String {
         "{" + members.map { string($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }
 }

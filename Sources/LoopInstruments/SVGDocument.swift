@@ -1,16 +1,16 @@
 /// A tiny SVG builder: elements are appended as text with escaped attributes and content,
 /// so the output is well-formed XML by construction.
-struct SVGDocument {
+package struct SVGDocument {
     private(set) var body: [String] = []
     var width: Int
     var height: Int
 
-    init(width: Int, height: Int) {
+    package init(width: Int, height: Int) {
         self.width = width
         self.height = height
     }
 
-    static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
@@ -28,7 +28,7 @@ struct SVGDocument {
         return out
     }
 
-    static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         TextLogExporter.formatFixed(value, decimals: 1)
     }
 
@@ -44,7 +44,7 @@ struct SVGDocument {
         body.append(inner.isEmpty ? "<\(name)\(attrs)/>" : "<\(name)\(attrs)>\(inner)</\(name)>")
     }
 
-    mutating func rect(x: Double, y: Double, width: Double, height: Double, fill: String,
+    package mutating func rect(x: Double, y: Double, width: Double, height: Double, fill: String,
                        stroke: String? = nil, title: String? = nil, extra: [(String, String)] = []) {
         var attrs = [("x", Self.number(x)), ("y", Self.number(y)), ("width", Self.number(max(0, width))),
                      ("height", Self.number(max(0, height))), ("fill", fill)]
@@ -52,7 +52,7 @@ struct SVGDocument {
         element("rect", attrs + extra, title: title)
     }
 
-    mutating func line(x1: Double, y1: Double, x2: Double, y2: Double, stroke: String, width: Double = 1,
+    package mutating func line(x1: Double, y1: Double, x2: Double, y2: Double, stroke: String, width: Double = 1,
                        dash: String? = nil, title: String? = nil) {
         var attrs = [("x1", Self.number(x1)), ("y1", Self.number(y1)), ("x2", Self.number(x2)), ("y2", Self.number(y2)),
                      ("stroke", stroke), ("stroke-width", Self.number(width))]
@@ -60,7 +60,7 @@ struct SVGDocument {
         element("line", attrs, title: title)
     }
 
-    mutating func text(_ content: String, x: Double, y: Double, size: Double = 12, anchor: String = "start",
+    package mutating func text(_ content: String, x: Double, y: Double, size: Double = 12, anchor: String = "start",
                        fill: String = "#222", weight: String? = nil, rotate: Double? = nil) {
         var attrs = [("x", Self.number(x)), ("y", Self.number(y)), ("font-size", Self.number(size)),
                      ("text-anchor", anchor), ("fill", fill)]
@@ -69,7 +69,7 @@ struct SVGDocument {
         element("text", attrs, text: content)
     }
 
-    mutating func polyline(_ points: [(Double, Double)], stroke: String, width: Double = 2) {
+    package mutating func polyline(_ points: [(Double, Double)], stroke: String, width: Double = 2) {
         let list = points.map { "\(Self.number($0.0)),\(Self.number($0.1))" }.joined(separator: " ")
         element("polyline", [("points", list), ("fill", "none"), ("stroke", stroke), ("stroke-width", Self.number(width)),
                              ("stroke-linejoin", "round")])
@@ -81,7 +81,7 @@ struct SVGDocument {
 
     mutating func raw(_ fragment: String) { body.append(fragment) }
 
-    func render() -> String {
+    package func render() -> String {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             + "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\""
             + " font-family=\"Helvetica, Arial, sans-serif\">\n"
@@ -90,7 +90,7 @@ struct SVGDocument {
 }
 
 /// Axis helpers: "nice" tick steps (1, 2, 5 × 10ⁿ).
-enum AxisTicks {
+package enum AxisTicks {
     static func niceStep(for range: Double, ticks: Int) -> Double {
         guard range > 0, range.isFinite else { return 1 }
         let raw = range / Double(max(1, ticks))
@@ -102,7 +102,7 @@ enum AxisTicks {
     }
 
     /// Ticks from 0 to at least `maximum`.
-    static func ticks(upTo maximum: Double, count: Int = 5) -> [Double] {
+    package static func ticks(upTo maximum: Double, count: Int = 5) -> [Double] {
         let step = niceStep(for: maximum <= 0 ? 1 : maximum, ticks: count)
         var values: [Double] = [0]
         while values.last! < maximum - step * 1e-9 { values.append(values.last! + step) }

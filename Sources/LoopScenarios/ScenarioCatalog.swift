@@ -17,6 +17,7 @@ public enum ScenarioCatalog {
         ResidentThreadScenario.scenario,
         WaitForCallbackScenario.scenario,
         LagMonitorScenario.scenario,
+        MemoryPeakAttributionScenario.scenario,
     ]
 
     /// The scenario with this exact name, or nil.

@@ -1,3 +1,4 @@
+import LoopAllocationCounter
 import LoopScenarios
 import RunLoopKit
 import Testing
@@ -21,13 +22,16 @@ import Testing
     @Test("resident-thread") func residentThread() { expectPasses("resident-thread") }
     @Test("wait-for-callback") func waitForCallback() { expectPasses("wait-for-callback") }
     @Test("lag-monitor") func lagMonitor() { expectPasses("lag-monitor") }
+    /// Needs the interposed allocator, which a sanitizer build compiles out.
+    @Test("memory-peak-attribution", .enabled(if: AllocationCounter.isInterposing, "the allocator is not interposed (sanitizer build)"))
+    func memoryPeakAttribution() { expectPasses("memory-peak-attribution") }
 
     /// The main job's list: these names, in this order, and a test above for each.
-    @Test func catalogListsTheElevenScenariosInOrder() {
+    @Test func catalogListsTheTwelveScenariosInOrder() {
         #expect(ScenarioCatalog.all.map(\.name) == [
             "seed-code1-source0", "seed-code1-button", "seed-code2-nested-blocks", "commit-coalescing",
             "autorelease-sawtooth", "autorelease-busy-source", "timer-tracking-mode", "perform-in-default-mode",
-            "resident-thread", "wait-for-callback", "lag-monitor",
+            "resident-thread", "wait-for-callback", "lag-monitor", "memory-peak-attribution",
         ])
         #expect(ScenarioCatalog.named("no-such-scenario") == nil)
     }

@@ -47,6 +47,25 @@ static inline __attribute__((always_inline)) void rlk_pool_store_state(void *sta
     rlk_pool_thread_state = state;
 }
 
+/// Called with 1 before and 0 after the pool allocates or frees a page, when installed; an
+/// allocation counter uses it to report pool pages apart from other memory. Unset by default,
+/// which costs a page allocation one relaxed load and a branch.
+typedef void (*rlk_pool_page_hook_fn)(int entering);
+
+/// The installed hook (kept as a plain pointer so Swift never sees an _Atomic type).
+extern void *rlk_pool_page_hook_storage;
+
+/// Installs (or, with NULL, removes) the page hook.
+static inline void rlk_pool_set_page_hook(rlk_pool_page_hook_fn hook) {
+    __atomic_store_n(&rlk_pool_page_hook_storage, (void *)hook, __ATOMIC_RELEASE);
+}
+
+/// Calls the hook, if any, with `entering`.
+static inline __attribute__((always_inline)) void rlk_pool_page_scope(int entering) {
+    void *hook = __atomic_load_n(&rlk_pool_page_hook_storage, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(hook != 0, 0)) ((rlk_pool_page_hook_fn)hook)(entering);
+}
+
 #ifdef __cplusplus
 }
 #endif
