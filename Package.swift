@@ -44,6 +44,9 @@ let package = Package(
         .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads"]),
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
+        // Runs Loop.main on the main thread with @MainActor code, DispatchQueue.main and timers;
+        // the MainActorOnMainLoop suite runs it and checks the order.
+        .executableTarget(name: "mainactor-probe", dependencies: ["RunLoopCore"]),
 
         // Each test target lists every module it imports (.ci/check-architecture checks it).
         .testTarget(name: "RunLoopDiagnosticsTests", dependencies: ["RunLoopDiagnostics"]),

@@ -74,6 +74,9 @@ public final class Loop: @unchecked Sendable {
     let instrumentation = Locked(Instrumentation())
     /// The modes whose passes run Swift Concurrency jobs (see `jobModes`).
     let jobModesStorage = Locked<[Loop.Mode]>([.common])
+    /// The loop in its task-executor role (see `asUnownedTaskExecutor()`). Set once, at the end
+    /// of `init`, and never changed.
+    private(set) var taskExecutorRole: LoopTaskExecutor!
     /// Broadcast (with `lock` held) when a wait begins and somebody is in `waitUntilWaiting`.
     let sleepStarted = PThreadCondition()
     let instrumentationVersion = Atomic<UInt64>(0)
@@ -109,10 +112,12 @@ public final class Loop: @unchecked Sendable {
             guarded.asyncFD = essentialDescriptor("eventfd", for: "a loop's async-queue descriptor") { rlk_eventfd_create() }
         }
         _ = modeStateLocked(.default, create: true)  // M2: the default mode exists from the start
+        taskExecutorRole = LoopTaskExecutor(loop: self)
     }
 
     deinit {
         if !guarded.tornDown { closeDescriptorsLocked() }
+        reportUnrunJobs(takePendingJobsLocked())
     }
 
     // MARK: Modes
@@ -411,10 +416,12 @@ struct Source0Pick {
 struct PendingBlock {
     enum Target { case one(Loop.Mode), several([Loop.Mode]) }
     /// A closure performed with `perform`, or a Swift Concurrency job enqueued on the loop as
-    /// an executor (no closure allocated for it).
+    /// an executor (no closure allocated for it): as a serial executor (an actor's job) or as a
+    /// task executor (a task that prefers the loop, running nonisolated code).
     enum Work {
         case closure(@Sendable () -> Void)
         case job(UnownedJob)
+        case taskJob(UnownedJob)
     }
     let target: Target
     let label: String
@@ -426,10 +433,10 @@ struct PendingBlock {
         self.work = .closure(work)
     }
 
-    init(target: Target, label: String, job: UnownedJob) {
+    init(target: Target, label: String, job: UnownedJob, asTaskExecutor: Bool) {
         self.target = target
         self.label = label
-        self.work = .job(job)
+        self.work = asTaskExecutor ? .taskJob(job) : .job(job)
     }
 
     /// B2: the block's mode is the current mode, or `.common` and the current mode is common.
@@ -443,6 +450,14 @@ struct PendingBlock {
         switch target {
         case .one(let m): return m == mode
         case .several(let ms): return ms.contains(mode)
+        }
+    }
+
+    /// Whether this is a Swift Concurrency job.
+    var job: UnownedJob? {
+        switch work {
+        case .job(let job), .taskJob(let job): return job
+        case .closure: return nil
         }
     }
 
