@@ -50,7 +50,8 @@ let package = Package(
 
         // Each test target lists every module it imports (.ci/check-architecture checks it).
         .testTarget(name: "RunLoopDiagnosticsTests", dependencies: ["RunLoopDiagnostics"]),
-        .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore", "CRunLoopShims", "PThreads", "RunLoopDiagnostics"]),
+        // mainactor-probe: built with the tests, run by the MainActorOnMainLoop suite.
+        .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore", "CRunLoopShims", "PThreads", "RunLoopDiagnostics", "mainactor-probe"]),
         .testTarget(name: "DifferentialTests", dependencies: ["RunLoopCore"]),
         .testTarget(name: "AutoreleaseTests", dependencies: ["Autorelease", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "TransactionsTests", dependencies: ["Transactions", "PThreads", "RunLoopDiagnostics"]),

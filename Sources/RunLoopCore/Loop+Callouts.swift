@@ -69,7 +69,7 @@ extension Loop {
 
     @inline(never)
     func __RLK_IS_CALLING_OUT_TO_A_TASK_JOB__(_ job: UnownedJob) {
-        job.runSynchronously(on: taskExecutorRole.asUnownedTaskExecutor())
+        job.runSynchronously(on: asUnownedTaskExecutor())
     }
 
     @inline(never)

@@ -39,12 +39,19 @@ extension Loop: SerialExecutor, TaskExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 
-    /// This loop as an unowned task executor (for `Task(executorPreference:)` and
-    /// `withTaskExecutorPreference`): a companion object, so the runtime's task-executor jobs
-    /// reach the loop apart from its actors' jobs and each runs as what it is (a nonisolated
-    /// task, an actor's job) without an extra hop.
+    /// Queues the job of a task that prefers this loop (`Task(executorPreference:)`,
+    /// `withTaskExecutorPreference`) and wakes the loop; any thread. The runtime calls this
+    /// witness, not ``enqueue(_:)``, for the loop as a `TaskExecutor`, so such a job runs as a
+    /// nonisolated task on the loop's thread and an actor's job runs isolated to the loop, each
+    /// without an extra hop.
+    @_implements(TaskExecutor, enqueue(_:))
+    public func enqueueTaskJob(_ job: consuming ExecutorJob) {
+        enqueueJob(UnownedJob(job), asTaskExecutor: true)
+    }
+
+    /// This loop as an unowned task executor (for `Task(executorPreference:)`).
     public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
-        UnownedTaskExecutor(ordinary: taskExecutorRole)
+        UnownedTaskExecutor(ordinary: self)
     }
 
     /// Stops the process unless called where ``isIsolatingCurrentContext()`` holds.
@@ -133,15 +140,3 @@ extension Loop {
     }
 }
 
-/// A loop in its task-executor role: jobs of tasks that prefer the loop come through here, so
-/// the loop can run them as task-executor jobs (see `Loop.asUnownedTaskExecutor()`).
-final class LoopTaskExecutor: TaskExecutor {
-    /// The loop owns this object and outlives it.
-    unowned(unsafe) let loop: Loop
-
-    init(loop: Loop) { self.loop = loop }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        loop.enqueueJob(UnownedJob(job), asTaskExecutor: true)
-    }
-}

@@ -74,9 +74,6 @@ public final class Loop: @unchecked Sendable {
     let instrumentation = Locked(Instrumentation())
     /// The modes whose passes run Swift Concurrency jobs (see `jobModes`).
     let jobModesStorage = Locked<[Loop.Mode]>([.common])
-    /// The loop in its task-executor role (see `asUnownedTaskExecutor()`). Set once, at the end
-    /// of `init`, and never changed.
-    private(set) var taskExecutorRole: LoopTaskExecutor!
     /// Broadcast (with `lock` held) when a wait begins and somebody is in `waitUntilWaiting`.
     let sleepStarted = PThreadCondition()
     let instrumentationVersion = Atomic<UInt64>(0)
@@ -112,7 +109,6 @@ public final class Loop: @unchecked Sendable {
             guarded.asyncFD = essentialDescriptor("eventfd", for: "a loop's async-queue descriptor") { rlk_eventfd_create() }
         }
         _ = modeStateLocked(.default, create: true)  // M2: the default mode exists from the start
-        taskExecutorRole = LoopTaskExecutor(loop: self)
     }
 
     deinit {

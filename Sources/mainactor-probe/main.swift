@@ -9,6 +9,8 @@
 //                                    MainLoopExecutorFactory): jobs are block-step callouts
 //   mainactor-probe --wrong-thread   a @MainActor callout reached from another loop's thread:
 //                                    must stop the process with a message
+//   mainactor-probe --perform-off-thread  performOnOwnerThread called off the loop's thread:
+//                                    must stop the process with a message
 @_spi(ExperimentalCustomExecutors) import RunLoopCore
 import Dispatch
 #if canImport(Glibc)
@@ -37,6 +39,14 @@ if arguments.contains("--wrong-thread") {
     source.signal()
     worker.loop.wakeUp()
     sleep(10)  // the worker stops the process first; if it does not, exit 0 fails the test
+    exit(0)
+}
+
+if arguments.contains("--perform-off-thread") {
+    let worker = LoopThread(name: "owner")
+    final class Counter { var value = 0 }   // not Sendable
+    let counter = Counter()
+    worker.loop.performOnOwnerThread { counter.value += 1 }   // the main thread is not the owner
     exit(0)
 }
 
