@@ -16,6 +16,10 @@ import Synchronization
 //                          `SerialExecutor` a Linux user writes (libdispatch on Linux has none)
 // The malloc counts are per call, both hops included: the runtime's own share is the same in
 // every row, so the Loop row's excess over NIO's is what the loop adds per job.
+//
+// "job on the executor" isolates one job: inside an actor method on X, `Task.yield()` 1,000
+// times, each an enqueue on X from X's own thread and a run there (no thread switch, no hop
+// back); its mallocs per operation are the executor's own per job.
 
 /// The actor every peer hosts.
 actor HopTarget {
@@ -27,6 +31,12 @@ actor HopTarget {
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor }
 
     func hop() { calls &+= 1 }
+
+    /// `count` jobs on this executor and nothing else: each `Task.yield()` re-enqueues the
+    /// task on the actor's executor from its own thread.
+    func yields(_ count: Int) async {
+        for _ in 0..<count { await Task.yield() }
+    }
 }
 
 /// A serial `DispatchQueue` as a `SerialExecutor`: one `async` (a closure) per job.
@@ -110,6 +120,22 @@ func registerExecutorHopBenchmarks() {
             for _ in 0..<warmUpRoundTrips { await target.hop() }
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations { await target.hop() }
+            benchmark.stopMeasurement()
+        } setup: {
+            let target = peer.start()
+            currentHopTarget.withLock { $0 = target }
+        } teardown: {
+            currentHopTarget.withLock { $0 = nil }
+            peer.stop()
+        }
+        Benchmark("job on the executor: Task.yield inside an actor on it · \(name)") { benchmark async in
+            guard let target = currentHopTarget.withLock({ $0 }) else {
+                benchmark.error("the executor of \(name) did not start")
+                return
+            }
+            await target.yields(warmUpRoundTrips)
+            benchmark.startMeasurement()
+            await target.yields(benchmark.scaledIterations.count)
             benchmark.stopMeasurement()
         } setup: {
             let target = peer.start()
