@@ -72,10 +72,14 @@ let package = Package(
         .target(name: "LoopServices", dependencies: ["RunLoopKit", "RunLoopCore", "Autorelease", "PThreads", "RunLoopDiagnostics", "CServiceShims"]),
         .executableTarget(name: "runloopkit-echo", dependencies: ["LoopServices", "RunLoopKit", "RunLoopDiagnostics"]),
         .executableTarget(name: "port-soak", dependencies: ["LoopServices"]),
+        // Runs Loop.main on the main thread with @MainActor code, DispatchQueue.main and timers;
+        // the MainActorOnMainLoop suite runs it and checks the order.
+        .executableTarget(name: "mainactor-probe", dependencies: ["RunLoopCore"]),
 
         // Each test target lists every module it imports (.ci/check-architecture checks it).
         .testTarget(name: "RunLoopDiagnosticsTests", dependencies: ["RunLoopDiagnostics"]),
-        .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore", "CRunLoopShims", "PThreads", "RunLoopDiagnostics"]),
+        // mainactor-probe: built with the tests, run by the MainActorOnMainLoop suite.
+        .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore", "CRunLoopShims", "PThreads", "RunLoopDiagnostics", "mainactor-probe"]),
         .testTarget(name: "DifferentialTests", dependencies: ["RunLoopCore"]),
         .testTarget(name: "AutoreleaseTests", dependencies: ["Autorelease", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "TransactionsTests", dependencies: ["Transactions", "PThreads", "RunLoopDiagnostics"]),

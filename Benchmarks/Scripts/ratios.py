@@ -22,7 +22,7 @@ import sys
 
 OURS = {"Loop": "Loop (RunLoopCore)", "Autorelease": "Autorelease pool", "Transactions": "Transactions"}
 # Peers in the order the tables list them; others follow by name.
-PEER_ORDER = ["eventfd ping-pong via epoll (floor)", "CFRunLoop", "Foundation RunLoop", "libuv", "GLib", "SwiftNIO",
+PEER_ORDER = ["eventfd ping-pong via epoll (floor)", "CFRunLoop", "Foundation RunLoop", "libuv", "GLib", "SwiftNIO", "Dispatch serial queue",
               "naive Swift pool", "GNUstep NSAutoreleasePool", "hand-written dirty list", "hand-written dirty list flush"]
 THRESHOLDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "thresholds.json")
 

@@ -48,6 +48,43 @@ extension Loop {
         return true
     }
 
+    /// `perform` for a closure that is not `Sendable`, from the loop's own thread: the closure
+    /// is made there and runs there (blocks run only on the loop's thread), so it may capture
+    /// state that never leaves that thread — the main actor's top-level variables on
+    /// ``Loop/main``, a detached loop's local counters in a test. Called on any other thread it
+    /// stops the process with a message naming both threads. For state another thread must
+    /// hand over, use ``LoopBound``.
+    ///
+    /// ```swift
+    /// let loop = Loop(clock: VirtualClock())
+    /// final class Log { var lines: [String] = [] }     // not Sendable
+    /// let log = Log()
+    /// loop.performOnOwnerThread { log.lines.append("ran") }
+    /// loop.run(mode: .default, timeout: 0)
+    /// ```
+    ///
+    /// - Returns: false, with a diagnostic, when the loop was torn down.
+    @discardableResult
+    public func performOnOwnerThread(inMode mode: Loop.Mode = .default, label: String = "block",
+                                     _ block: @escaping () -> Void) -> Bool {
+        preconditionOnOwnerThread("Loop.performOnOwnerThread")
+        let work = OwnerThreadWork(block)
+        return perform(inMode: mode, label: label) { work.run() }
+    }
+
+    /// ``submit(label:_:)`` for a closure that is not `Sendable`, from the loop's own thread
+    /// (checked as ``performOnOwnerThread(inMode:label:_:)`` checks it): the work runs in a
+    /// later drain of the loop's async queue (on ``Loop/main``, the main dispatch queue, which
+    /// only the main thread drains).
+    ///
+    /// - Returns: false, with a diagnostic, when the loop was torn down.
+    @discardableResult
+    public func submitOnOwnerThread(label: String = "mainQueue", _ work: @escaping () -> Void) -> Bool {
+        preconditionOnOwnerThread("Loop.submitOnOwnerThread")
+        let owned = OwnerThreadWork(work)
+        return submit(label: label) { owned.run() }
+    }
+
     /// Queues a block or a job (B1), creating its modes; false, with a diagnostic, when the
     /// loop's thread has exited.
     func enqueue<C: Collection<Loop.Mode>>(_ block: PendingBlock, modes names: C) -> Bool {
@@ -258,4 +295,14 @@ extension Loop {
         frame.scratch.pointee.async.truncate(to: 0)
         lock.withLock { guarded.insideAsyncDrain -= 1 }
     }
+}
+
+/// A closure that is not `Sendable`, made on a loop's thread and run only there.
+/// `@unchecked Sendable`: the `performOnOwnerThread`/`submitOnOwnerThread` check that it is
+/// made on the owner thread, and blocks and async work run only on that thread, so it never
+/// runs concurrently with its maker.
+private struct OwnerThreadWork: @unchecked Sendable {
+    private let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
+    func run() { body() }
 }

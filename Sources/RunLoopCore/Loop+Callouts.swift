@@ -52,6 +52,8 @@ extension Loop {
             callOut(.block, block.label, mode) { __RLK_IS_CALLING_OUT_TO_A_BLOCK__(work) }
         case .job(let job):
             callOut(.job, block.label, mode) { __RLK_IS_CALLING_OUT_TO_A_JOB__(job) }
+        case .taskJob(let job):
+            callOut(.job, block.label, mode) { __RLK_IS_CALLING_OUT_TO_A_TASK_JOB__(job) }
         }
     }
 
@@ -60,7 +62,14 @@ extension Loop {
 
     @inline(never)
     func __RLK_IS_CALLING_OUT_TO_A_JOB__(_ job: UnownedJob) {
-        job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+        // Isolated to the loop only: also handing the runtime the loop as the current task
+        // executor made a task without that preference hop once more before its code ran.
+        job.runSynchronously(on: asUnownedSerialExecutor())
+    }
+
+    @inline(never)
+    func __RLK_IS_CALLING_OUT_TO_A_TASK_JOB__(_ job: UnownedJob) {
+        job.runSynchronously(on: asUnownedTaskExecutor())
     }
 
     @inline(never)

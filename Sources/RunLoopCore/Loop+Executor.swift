@@ -22,10 +22,14 @@ extension Loop: SerialExecutor, TaskExecutor {
     /// is reused). A job for a loop whose thread has exited cannot run: it is reported as a
     /// diagnostic and stays unrun, as a job of any stopped executor would.
     public func enqueue(_ job: consuming ExecutorJob) {
-        let unowned = UnownedJob(job)
+        enqueueJob(UnownedJob(job), asTaskExecutor: false)
+    }
+
+    /// Queues a job in ``jobModes`` and wakes the loop.
+    func enqueueJob(_ job: UnownedJob, asTaskExecutor: Bool) {
         let modes = jobModesStorage.withLock { $0 }
         let block = PendingBlock(target: modes.count == 1 ? .one(modes[0]) : .several(modes),
-                                 label: "job", job: unowned)
+                                 label: "job", job: job, asTaskExecutor: asTaskExecutor)
         // The block queue reports a loop whose thread has exited (the job then stays unrun).
         if enqueue(block, modes: modes) { wakeUp() }
     }
@@ -35,22 +39,38 @@ extension Loop: SerialExecutor, TaskExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 
+    /// Queues the job of a task that prefers this loop (`Task(executorPreference:)`,
+    /// `withTaskExecutorPreference`) and wakes the loop; any thread. The runtime calls this
+    /// witness, not ``enqueue(_:)``, for the loop as a `TaskExecutor`, so such a job runs as a
+    /// nonisolated task on the loop's thread and an actor's job runs isolated to the loop, each
+    /// without an extra hop.
+    @_implements(TaskExecutor, enqueue(_:))
+    public func enqueueTaskJob(_ job: consuming ExecutorJob) {
+        enqueueJob(UnownedJob(job), asTaskExecutor: true)
+    }
+
     /// This loop as an unowned task executor (for `Task(executorPreference:)`).
     public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
         UnownedTaskExecutor(ordinary: self)
     }
 
-    /// Stops the process unless called on the loop's thread while it runs: the only place its
-    /// jobs run.
+    /// Stops the process unless called where ``isIsolatingCurrentContext()`` holds.
     public func checkIsolated() {
-        guard isOwnerThread, currentMode != nil else {
-            preconditionFailure("code isolated to a Loop executor ran off that loop's thread or while the loop was not running")
+        guard isIsolating else {
+            preconditionFailure(isMainLoop
+                ? "code isolated to the main loop's executor ran off the main thread"
+                : "code isolated to a Loop executor ran off that loop's thread or while the loop was not running")
         }
     }
 
-    /// True exactly on the loop's thread while it runs.
-    public func isIsolatingCurrentContext() -> Bool? {
-        isOwnerThread && currentMode != nil
+    /// True exactly where the loop's jobs run: on its thread while it runs (or while its
+    /// teardown runs the jobs left, W6). For ``Loop/main`` it is the whole main thread, as for
+    /// the main actor, whose top-level code runs before the loop does.
+    public func isIsolatingCurrentContext() -> Bool? { isIsolating }
+
+    private var isIsolating: Bool {
+        guard isOwnerThread else { return false }
+        return isMainLoop || owned.runningJobsAtTeardown || currentMode != nil
     }
 
     /// The modes whose passes run jobs; `[.common]` (every common mode) unless changed. A job
@@ -65,3 +85,58 @@ extension Loop: SerialExecutor, TaskExecutor {
         set { jobModesStorage.withLock { $0 = newValue.isEmpty ? [.common] : newValue } }
     }
 }
+
+// MARK: Jobs left at teardown (W6)
+
+extension Loop {
+    /// How many rounds of jobs teardown runs: jobs enqueued by the jobs it runs are run too, up
+    /// to this bound, so two actors that keep calling each other cannot hold a thread's exit.
+    static let teardownJobRounds = 1_000
+
+    /// W6 for jobs: a job must not vanish with its loop, or its task never resumes. On the
+    /// loop's thread, teardown first runs the pending jobs, with no mode (a last block step
+    /// that runs only jobs, whatever their modes); what they enqueue meanwhile runs in the next
+    /// round. Off that thread nothing can run them: teardown reports them (`reportUnrunJobs`).
+    func runPendingJobsBeforeTeardown() {
+        guard isOwnerThread else { return }
+        owned.runningJobsAtTeardown = true
+        defer { owned.runningJobsAtTeardown = false }
+        for _ in 0..<Loop.teardownJobRounds {
+            let jobs = lock.withLock { takePendingJobsLocked() }
+            if jobs.isEmpty { return }
+            for job in jobs { runJobAtTeardown(job) }
+        }
+    }
+
+    private func runJobAtTeardown(_ block: PendingBlock) {
+        switch block.work {
+        case .job(let job): __RLK_IS_CALLING_OUT_TO_A_JOB__(job)
+        case .taskJob(let job): __RLK_IS_CALLING_OUT_TO_A_TASK_JOB__(job)
+        case .closure: break
+        }
+    }
+
+    /// Removes the jobs from the block queue, in order, leaving the blocks. Lock held.
+    func takePendingJobsLocked() -> [PendingBlock] {
+        guard guarded.blocks.contains(where: { $0.job != nil }) else { return [] }
+        var jobs: [PendingBlock] = []
+        guarded.blocks.removeAll { block in
+            guard block.job != nil else { return false }
+            jobs.append(block)
+            return true
+        }
+        hasBlocks.store(!guarded.blocks.isEmpty, ordering: .releasing)
+        return jobs
+    }
+
+    /// Reports each job a loop is torn down (or released) with, which will never run: its
+    /// task stays suspended (`loop.job-not-run`). Lock not held.
+    func reportUnrunJobs(_ jobs: [PendingBlock]) {
+        for _ in jobs {
+            Diagnostics.report(.error, .jobNotRun,
+                               "a Swift Concurrency job was pending when its loop (thread '\(ownerName)') was torn down off that thread or released; it will not run and its task stays suspended",
+                               item: ownerName)
+        }
+    }
+}
+

@@ -113,6 +113,7 @@ public final class Loop: @unchecked Sendable {
 
     deinit {
         if !guarded.tornDown { closeDescriptorsLocked() }
+        reportUnrunJobs(takePendingJobsLocked())
     }
 
     // MARK: Modes
@@ -411,10 +412,12 @@ struct Source0Pick {
 struct PendingBlock {
     enum Target { case one(Loop.Mode), several([Loop.Mode]) }
     /// A closure performed with `perform`, or a Swift Concurrency job enqueued on the loop as
-    /// an executor (no closure allocated for it).
+    /// an executor (no closure allocated for it): as a serial executor (an actor's job) or as a
+    /// task executor (a task that prefers the loop, running nonisolated code).
     enum Work {
         case closure(@Sendable () -> Void)
         case job(UnownedJob)
+        case taskJob(UnownedJob)
     }
     let target: Target
     let label: String
@@ -426,10 +429,10 @@ struct PendingBlock {
         self.work = .closure(work)
     }
 
-    init(target: Target, label: String, job: UnownedJob) {
+    init(target: Target, label: String, job: UnownedJob, asTaskExecutor: Bool) {
         self.target = target
         self.label = label
-        self.work = .job(job)
+        self.work = asTaskExecutor ? .taskJob(job) : .job(job)
     }
 
     /// B2: the block's mode is the current mode, or `.common` and the current mode is common.
@@ -443,6 +446,14 @@ struct PendingBlock {
         switch target {
         case .one(let m): return m == mode
         case .several(let ms): return ms.contains(mode)
+        }
+    }
+
+    /// Whether this is a Swift Concurrency job.
+    var job: UnownedJob? {
+        switch work {
+        case .job(let job), .taskJob(let job): return job
+        case .closure: return nil
         }
     }
 

@@ -9,6 +9,9 @@ extension DiagnosticID {
     public static let addRefused: DiagnosticID = "loop.add-refused"
     /// A block or submitted work reached a loop whose thread has exited; it was not run.
     public static let workAfterTeardown: DiagnosticID = "loop.work-after-teardown"
+    /// A Swift Concurrency job was left on a loop torn down off its thread, or released: it
+    /// was not run (on its thread, teardown runs the jobs left instead).
+    public static let jobNotRun: DiagnosticID = "loop.job-not-run"
     /// A system call of the loop failed; the message says which and what was done about it.
     public static let systemCallFailed: DiagnosticID = "loop.system-call-failed"
     /// A mode's wait set failed (`epoll_wait` error other than EINTR): the mode is treated as

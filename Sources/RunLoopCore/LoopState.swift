@@ -41,4 +41,6 @@ struct LoopOwnedState {
     var activeSink: (any LoopEventSink)?
     var activeInterceptor: (any LoopCalloutInterceptor)?
     var activeInstrumentationVersion: UInt64 = 0
+    /// Teardown is running the jobs left (W6): they are isolated to this loop meanwhile.
+    var runningJobsAtTeardown = false
 }

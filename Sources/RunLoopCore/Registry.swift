@@ -30,8 +30,10 @@ extension Loop {
     public static var main: Loop { LoopRegistry.shared.mainLoop }
 
     /// Ends a detached loop's life now, exactly as thread exit ends a thread's loop (W6):
-    /// sources are removed (their `cancel` callouts run), observers invalidated, timers
-    /// detached, pending blocks and async work dropped, every descriptor closed. Afterwards the
+    /// pending Swift Concurrency jobs run first when called on the loop's thread (elsewhere each
+    /// is reported as `loop.job-not-run`), then sources are removed (their `cancel` callouts
+    /// run), observers invalidated, timers detached, pending blocks and async work dropped,
+    /// every descriptor closed. Afterwards the
     /// loop is finished for every mode and ignores new items.
     ///
     /// Only for loops made with `Loop(clock:)`, and not while running. Without it, a detached
@@ -49,10 +51,12 @@ extension Loop {
         tearDownAtThreadExit()
     }
 
-    /// W6: the thread is exiting. Sources are removed (cancel callouts), observers
-    /// invalidated, timers detached without invalidation, pending blocks and async work
-    /// dropped, every descriptor closed.
+    /// W6: the thread is exiting. Pending jobs run first (on the loop's thread; elsewhere they
+    /// are reported), then sources are removed (cancel callouts), observers invalidated, timers
+    /// detached without invalidation, pending blocks and async work dropped, every descriptor
+    /// closed.
     func tearDownAtThreadExit() {
+        runPendingJobsBeforeTeardown()
         lock.lock()
         guard !guarded.tornDown else { lock.unlock(); return }
         let common = guarded.commonItems
@@ -77,6 +81,7 @@ extension Loop {
             state.guarded.observers.removeAll()
             state.observersChanged()
         }
+        let unrunJobs = takePendingJobsLocked()
         guarded.blocks.removeAll()
         hasBlocks.store(false, ordering: .releasing)
         guarded.asyncPending.removeAll()
@@ -87,6 +92,7 @@ extension Loop {
         updateInstrumentation { $0 = Instrumentation() }
         owned.activeSink = nil
         owned.activeInterceptor = nil
+        reportUnrunJobs(unrunJobs)
         _ = common
         for (source, name) in cancels { source.cancelCallout?(self, name) }
         for observer in observers { observer.invalidate() }

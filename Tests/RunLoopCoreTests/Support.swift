@@ -119,15 +119,16 @@ final class Flag: @unchecked Sendable {  // `value` is guarded by `lock`; `chang
 
     var isSet: Bool { lock.withLock { value } }
 
-    /// Waits until set; after 10 s records an issue saying what did not happen (nothing hangs).
-    func wait(_ what: @autoclosure () -> String = "the flag was not set") {
-        let deadline = MonotonicClock.shared.now.advanced(by: .seconds(10)).nanoseconds
+    /// Waits until set; after `limit` (10 s unless given) records an issue saying what did not
+    /// happen (nothing hangs).
+    func wait(_ what: @autoclosure () -> String = "the flag was not set", limit: Duration = .seconds(10)) {
+        let deadline = MonotonicClock.shared.now.advanced(by: limit).nanoseconds
         let set = lock.withLock { () -> Bool in
             while !value {
                 guard changed.wait(lock, untilMonotonicNanoseconds: deadline) else { return value }
             }
             return true
         }
-        if !set { Issue.record("waited 10 s: \(what())") }
+        if !set { Issue.record("waited \(limit): \(what())") }
     }
 }

@@ -9,7 +9,10 @@
 //   round trip     thread B posts to loop thread A, whose callout acks over an eventfd B blocks
 //                  on; beside a raw eventfd ping-pong through epoll. Every thread of these is
 //                  pinned to CPU 0 (target: ≤ 1.15× the raw floor).
-// PollingPass.swift, SourceAndTimer.swift and RoundTrip.swift say how each peer does the work.
+//   executor hop   a task awaits an actor whose executor is the loop, a SwiftNIO event loop or
+//                  a serial DispatchQueue (target: ≤ 1.0× NIO; mallocs per job).
+// PollingPass.swift, SourceAndTimer.swift, RoundTrip.swift and ExecutorHop.swift say how each
+// peer does the work.
 //
 // Every sample runs 1,000 operations (`scalingFactor: .kilo`); set-up and a warm-up stay
 // outside the measured span, so the malloc counts are the steady state's.
@@ -39,4 +42,5 @@ let benchmarks: @Sendable () -> Void = {
     registerSourceBenchmarks()
     registerTimerBenchmarks()
     registerRoundTripBenchmarks()
+    registerExecutorHopBenchmarks()
 }
