@@ -17,11 +17,16 @@ public struct Scenario: Sendable {
     public let name: String
     /// One line saying what the scenario shows.
     public let summary: String
+    /// Why the scenario cannot run in this build (nil when it can): the main job and the test
+    /// suites skip it and say why.
+    public let unavailableReason: String?
     private let body: @Sendable (ScenarioOptions) -> ScenarioResult
 
-    public init(name: String, summary: String, run body: @escaping @Sendable (ScenarioOptions) -> ScenarioResult) {
+    public init(name: String, summary: String, unavailableReason: String? = nil,
+                run body: @escaping @Sendable (ScenarioOptions) -> ScenarioResult) {
         self.name = name
         self.summary = summary
+        self.unavailableReason = unavailableReason
         self.body = body
     }
 

@@ -55,9 +55,14 @@ func writeArtifacts(_ result: ScenarioResult) -> Int {
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case nil:
-    var passed = 0, failed = 0, files = 0
+    var passed = 0, failed = 0, skipped = 0, files = 0
     // One at a time, so the process is quiet enough for the descriptor checks.
     for scenario in ScenarioCatalog.all {
+        if let reason = scenario.unavailableReason {
+            print("- \(scenario.name): skipped: \(reason)")
+            skipped += 1
+            continue
+        }
         let result = scenario.run(ScenarioOptions(processIsQuiet: true))
         print(ScenarioReport.line(result))
         for line in ScenarioReport.failureDetails(result) { print(line) }
@@ -65,7 +70,7 @@ case nil:
         if result.passed { passed += 1 } else { failed += 1 }
     }
     print("wrote \(files) files to ./\(outputDirectory)/")
-    print("scenarios: \(passed) passed, \(failed) failed")
+    print("scenarios: \(passed) passed, \(failed) failed" + (skipped > 0 ? ", \(skipped) skipped" : ""))
     exit(failed > 0 ? 1 : 0)
 case "--help", "-h":
     guard arguments.count == 1 else { fail("--help takes no further arguments") }

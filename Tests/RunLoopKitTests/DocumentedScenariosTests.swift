@@ -1,4 +1,3 @@
-import LoopAllocationCounter
 import LoopScenarios
 import RunLoopKit
 import Testing
@@ -23,7 +22,8 @@ import Testing
     @Test("wait-for-callback") func waitForCallback() { expectPasses("wait-for-callback") }
     @Test("lag-monitor") func lagMonitor() { expectPasses("lag-monitor") }
     /// Needs the interposed allocator, which a sanitizer build compiles out.
-    @Test("memory-peak-attribution", .enabled(if: AllocationCounter.isInterposing, "the allocator is not interposed (sanitizer build)"))
+    @Test("memory-peak-attribution", .enabled(if: ScenarioCatalog.named("memory-peak-attribution")?.unavailableReason == nil,
+                                              "the allocator is not interposed (sanitizer build)"))
     func memoryPeakAttribution() { expectPasses("memory-peak-attribution") }
 
     /// The main job's list: these names, in this order, and a test above for each.
