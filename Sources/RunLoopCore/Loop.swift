@@ -56,6 +56,9 @@ public final class Loop: @unchecked Sendable {
 
     let passCounter = Atomic<UInt64>(0)
     let wakePendingFlag = Atomic<Bool>(false)
+    /// A `wakeUp()` whose eventfd write failed (reported): the next wait returns at once as
+    /// woken instead of sleeping through it (see `takeLostWakeUp`).
+    let wakeUpLost = Atomic<Bool>(false)
     /// `wakeUp()` calls between their decision (under `lock`) and the end of their eventfd write.
     let wakeWritesInFlight = Atomic<Int>(0)
     /// Mirror of `!blocks.isEmpty`, written under `lock` with every change of `blocks`, so a
@@ -296,9 +299,23 @@ public final class Loop: @unchecked Sendable {
             return guarded.wakeFD
         }
         guard fd >= 0 else { return }
-        valueOrErrno("write(eventfd)") { rlk_eventfd_signal(fd) }
-            .reportingFailure(.systemCallFailed, "waking the loop")
+        if valueOrErrno("write(eventfd)", { rlk_eventfd_signal(fd) })
+            .reportingFailure(.systemCallFailed, "waking the loop (its next wait polls instead)") == nil {
+            wakeUpLost.store(true, ordering: .releasing)
+        }
         wakeWritesInFlight.wrappingSubtract(1, ordering: .releasing)
+    }
+
+    /// Whether a wake-up whose write failed is for the run `serial`; consumes it either way,
+    /// with the pending wake-up it stood for (one written for an earlier run is stale, as in
+    /// `wait`). A wait already blocked when the write failed sleeps until its next event.
+    func takeLostWakeUp(serial: UInt64) -> Bool {
+        lock.withLock {
+            guard wakeUpLost.exchange(false, ordering: .acquiringAndReleasing) else { return false }
+            guard wakePending else { return false }
+            wakePending = false
+            return guarded.wakeSerial == serial
+        }
     }
 
     /// True while the loop is in its wait (after BW, before AW), including a polling wait (W4).
