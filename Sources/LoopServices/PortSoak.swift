@@ -62,7 +62,7 @@ public struct PortSoak: Sendable {
 
     /// Runs the producers for `duration`, then waits up to `drainTimeout` for the consumer to
     /// handle every queued message. `progress` sees each resident-set sample (bytes).
-    /// - Throws: ``LoopError/systemCall(_:)`` when the port cannot be created (out of descriptors).
+    /// - Throws: `LoopError.systemCall(_:)` when the port cannot be created (out of descriptors).
     public func run(for duration: Duration, drainTimeout: Duration = .seconds(30),
                     progress: ((_ elapsed: Duration, _ residentBytes: Int, _ handled: Int) -> Void)? = nil) throws(LoopError) -> PortSoakReport {
         var report = PortSoakReport()

@@ -107,7 +107,7 @@ public final class Loop: @unchecked Sendable {
     /// ```swift
     /// do {
     ///     let loop = try Loop.make(clock: VirtualClock())
-    ///     print(loop.allModes)   // [Mode(default)]
+    ///     print(loop.passCount)   // 0
     /// } catch {
     ///     print("no loop: \(error)")
     /// }
@@ -168,7 +168,7 @@ public final class Loop: @unchecked Sendable {
         guarded.frames = [base]
         guarded.asyncFD = descriptors.async
         // M2: the default mode exists from the start (if its descriptors cannot be made, the
-        // first add or run of it tries again).
+        // first add to it tries again).
         _ = modeStateLocked(.default, create: true)
     }
 

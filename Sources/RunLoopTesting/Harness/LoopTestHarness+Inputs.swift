@@ -28,7 +28,7 @@ extension LoopTestHarness {
     /// let port = try harness.addPort("hid") { message in harness.recorder.log("touch") }
     /// ```
     ///
-    /// - Throws: ``LoopError/systemCall(_:)`` when the port's descriptor cannot be created.
+    /// - Throws: `LoopError.systemCall(_:)` when the port's descriptor cannot be created.
     @discardableResult
     public func addPort(_ label: String, mode: Loop.Mode = .default, order: Int = 0,
                         _ handler: @escaping (LoopPortSource.Message) -> Void) throws(LoopError) -> LoopPortSource {
