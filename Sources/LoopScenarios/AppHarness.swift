@@ -54,7 +54,7 @@ final class AppHarness {
         let handler = self.handler
         let eventQueue = LoopSource(label: "__handleEventQueue") { handler.run() }
         self.eventQueue = eventQueue
-        eventPort = LoopPortSource(label: "__IOHIDEventSystemClientQueueCallback") { _ in eventQueue.signal() }
+        eventPort = scenarioPort(label: "__IOHIDEventSystemClientQueueCallback") { _ in eventQueue.signal() }
         loop.add(eventQueue, mode: .common)
         loop.add(eventPort, mode: .common)
     }

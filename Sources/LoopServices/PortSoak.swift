@@ -40,7 +40,7 @@ public struct PortSoakReport: Sendable, CustomStringConvertible {
 /// bounded (a full queue makes producers wait, as a Mach port's queue limit does).
 ///
 /// ```swift
-/// let report = PortSoak(producers: 4, capacity: 4096, messagesPerPass: 64).run(for: .seconds(5))
+/// let report = try PortSoak(producers: 4, capacity: 4096, messagesPerPass: 64).run(for: .seconds(5))
 /// print(report)   // sent = handled, RSS start/max/end
 /// ```
 public struct PortSoak: Sendable {
@@ -62,8 +62,9 @@ public struct PortSoak: Sendable {
 
     /// Runs the producers for `duration`, then waits up to `drainTimeout` for the consumer to
     /// handle every queued message. `progress` sees each resident-set sample (bytes).
+    /// - Throws: `LoopError.systemCall(_:)` when the port cannot be created (out of descriptors).
     public func run(for duration: Duration, drainTimeout: Duration = .seconds(30),
-                    progress: ((_ elapsed: Duration, _ residentBytes: Int, _ handled: Int) -> Void)? = nil) -> PortSoakReport {
+                    progress: ((_ elapsed: Duration, _ residentBytes: Int, _ handled: Int) -> Void)? = nil) throws(LoopError) -> PortSoakReport {
         var report = PortSoakReport()
         report.producers = producers
         report.residentAtStart = ProcessMemory.residentBytes()
@@ -71,7 +72,7 @@ public struct PortSoak: Sendable {
         let counts = SoakCounts()
         let consumer = LoopThread(name: "soak consumer")
         defer { consumer.stop() }
-        let port = LoopPortSource(label: "soak", capacity: capacity, messagesPerPass: messagesPerPass) { _ in
+        let port = try LoopPortSource(label: "soak", capacity: capacity, messagesPerPass: messagesPerPass) { _ in
             counts.messageHandled()
         }
         defer { port.invalidate() }

@@ -112,7 +112,9 @@ extension Loop {
         let outcome: AddOutcome = lock.withLock {
             guard !guarded.tornDown else { return .refused(.loopTornDown) }
             guard mode == .common else {
-                let state = modeStateLocked(mode, create: true)!
+                guard let state = modeStateLocked(mode, create: true) else {
+                    return .refused(modeRefusalLocked(mode))
+                }
                 let outcome = addLocked(item, to: state)
                 if outcome == .added { joined.append(mode) }
                 return outcome
@@ -126,7 +128,8 @@ extension Loop {
                 outcome = .added
             }
             for name in guarded.commonModeNames {
-                let added = addLocked(item, to: modeStateLocked(name, create: true)!)
+                let added = modeStateLocked(name, create: true).map { addLocked(item, to: $0) }
+                    ?? .refused(modeRefusalLocked(name))
                 if added == .added { joined.append(name) }
                 outcome = outcome.merged(with: added)
             }
@@ -150,6 +153,12 @@ extension Loop {
             return .refused(.systemCall(failure))
         }
         return .added
+    }
+
+    /// Why an item cannot join `mode`, which `modeStateLocked` could not give: its creation
+    /// failed (`makeModeLocked`). Lock held.
+    func modeRefusalLocked(_ mode: Loop.Mode) -> AddRefusal {
+        guarded.unavailableModes[mode].map(AddRefusal.systemCall) ?? .loopTornDown
     }
 
     /// Why `core` may not join this loop, or nil if it may. Lock held.

@@ -120,7 +120,12 @@ extension Loop {
         } else if let state = modeStateLocked(name, create: false) {
             found = Unmanaged.passUnretained(state)
         } else {
+            let unavailable = guarded.tornDown ? nil : guarded.unavailableModes[name]
             lock.unlock()
+            if let unavailable {
+                Diagnostics.report(.warning, .modeUnavailable,
+                                   "mode '\(name)' could not be created (\(unavailable)); Loop.run returned .finished")
+            }
             return .finished
         }
         return found._withUnsafeGuaranteedRef { state in

@@ -41,6 +41,7 @@ extension Loop {
     /// handled together in this pass; ports, timers and wake-ups stay one cause per pass.
     func wait(_ state: ModeState, poll: Bool, until deadline: UInt64, asyncPort: Int32,
               quiet: Bool, armed: UInt64, serial: UInt64, batch: Bool, frame: RunFrame) -> LivePort {
+        if wakeUpLost.load(ordering: .relaxed), takeLostWakeUp(serial: serial) { return .wake }
         if quiet {
             // Nothing in the set can be ready: a poll, or a virtual wait with a deadline, needs
             // no system call.

@@ -1,3 +1,4 @@
+import RunLoopDiagnostics
 import PThreads
 import CRunLoopShims
 import Synchronization
@@ -55,6 +56,9 @@ public final class Loop: @unchecked Sendable {
 
     let passCounter = Atomic<UInt64>(0)
     let wakePendingFlag = Atomic<Bool>(false)
+    /// A `wakeUp()` whose eventfd write failed (reported): the next wait returns at once as
+    /// woken instead of sleeping through it (see `takeLostWakeUp`).
+    let wakeUpLost = Atomic<Bool>(false)
     /// `wakeUp()` calls between their decision (under `lock`) and the end of their eventfd write.
     let wakeWritesInFlight = Atomic<Int>(0)
     /// Mirror of `!blocks.isEmpty`, written under `lock` with every change of `blocks`, so a
@@ -88,12 +92,69 @@ public final class Loop: @unchecked Sendable {
     /// let clock = VirtualClock()
     /// let loop = Loop(clock: clock)
     /// ```
+    ///
+    /// Traps, with a message naming the failed call, when the loop's own descriptors cannot be
+    /// created (the process is out of descriptors or memory); ``make(clock:)`` throws instead.
     public convenience init(clock: any LoopClock) {
         self.init(clock: clock, owner: pthread_self(), ownerTID: rlk_gettid(), registered: false,
                   isMain: false)
     }
 
-    init(clock: any LoopClock, owner: pthread_t, ownerTID: Int64, registered: Bool, isMain: Bool) {
+    /// A detached loop like ``init(clock:)``, or ``LoopError/systemCall(_:)`` when its wake-up
+    /// or async-queue descriptor cannot be created (EMFILE, ENFILE, ENOMEM; also reported as
+    /// `loop.system-call-failed`). Nothing is left open when it throws.
+    ///
+    /// ```swift
+    /// do {
+    ///     let loop = try Loop.make(clock: VirtualClock())
+    ///     print(loop.passCount)   // 0
+    /// } catch {
+    ///     print("no loop: \(error)")
+    /// }
+    /// ```
+    public static func make(clock: any LoopClock) throws(LoopError) -> Loop {
+        switch makeDescriptors(isMain: false) {
+        case .success(let descriptors):
+            return Loop(clock: clock, owner: pthread_self(), ownerTID: rlk_gettid(), registered: false,
+                        isMain: false, descriptors: descriptors)
+        case .failure(let failure):
+            throw .systemCall(failure)
+        }
+    }
+
+    /// A thread's loop (`Loop.current`, the main loop) or ``init(clock:)``: these cannot fail
+    /// by their signature, so a loop without its descriptors stops the process with a message
+    /// naming the call (as CF does when it cannot make its ports).
+    convenience init(clock: any LoopClock, owner: pthread_t, ownerTID: Int64, registered: Bool, isMain: Bool) {
+        switch Loop.makeDescriptors(isMain: isMain) {
+        case .success(let descriptors):
+            self.init(clock: clock, owner: owner, ownerTID: ownerTID, registered: registered, isMain: isMain,
+                      descriptors: descriptors)
+        case .failure(let failure):
+            preconditionFailure("RunLoopKit: cannot create a loop's descriptors: \(failure) (Loop.make(clock:) throws instead)")
+        }
+    }
+
+    /// The loop's wake-up eventfd and, except on the main loop, its async-queue eventfd; on a
+    /// failure (reported) none is left open.
+    static func makeDescriptors(isMain: Bool) -> Result<(wake: Int32, async: Int32), SystemCallError> {
+        let wakeFD: Int32
+        switch createDescriptor("eventfd", for: "a loop's wake-up descriptor", { rlk_eventfd_create() }) {
+        case .success(let fd): wakeFD = fd
+        case .failure(let failure): return .failure(failure)
+        }
+        guard !isMain else { return .success((wakeFD, -1)) }
+        switch createDescriptor("eventfd", for: "a loop's async-queue descriptor", { rlk_eventfd_create() }) {
+        case .success(let asyncFD):
+            return .success((wakeFD, asyncFD))
+        case .failure(let failure):
+            closeDescriptor(wakeFD, "a loop's wake-up descriptor")
+            return .failure(failure)
+        }
+    }
+
+    private init(clock: any LoopClock, owner: pthread_t, ownerTID: Int64, registered: Bool, isMain: Bool,
+                 descriptors: (wake: Int32, async: Int32)) {
         self.clock = clock
         self.virtualClock = clock as? VirtualClock
         self.owner = owner
@@ -101,14 +162,14 @@ public final class Loop: @unchecked Sendable {
         self.ownerName = Loop.threadName(owner)
         self.isRegistered = registered
         self.isMainLoop = isMain
-        guarded.wakeFD = essentialDescriptor("eventfd", for: "a loop's wake-up descriptor") { rlk_eventfd_create() }
+        guarded.wakeFD = descriptors.wake
         let base = RunFrame()
         base.ignoreWakeUps = true
         guarded.frames = [base]
-        if !isMain {
-            guarded.asyncFD = essentialDescriptor("eventfd", for: "a loop's async-queue descriptor") { rlk_eventfd_create() }
-        }
-        _ = modeStateLocked(.default, create: true)  // M2: the default mode exists from the start
+        guarded.asyncFD = descriptors.async
+        // M2: the default mode exists from the start (if its descriptors cannot be made, the
+        // first add to it tries again).
+        _ = modeStateLocked(.default, create: true)
     }
 
     deinit {
@@ -137,11 +198,15 @@ public final class Loop: @unchecked Sendable {
         guard mode != .common else { return }
         let scheduled: [LoopSource] = lock.withLock {
             guard !guarded.tornDown, !guarded.commonModeNames.contains(mode) else { return [] }
+            // A mode that cannot be created now (reported) does not become common; calling
+            // again tries again.
+            let state = guarded.commonItems.isEmpty ? nil : modeStateLocked(mode, create: true)
+            if !guarded.commonItems.isEmpty && state == nil { return [] }
             guarded.commonModeNames.insert(mode)
             guarded.modes[mode]?.guarded.isCommon = true
             bumpControlEpoch()
-            guard !guarded.commonItems.isEmpty else { return [] }
-            return addCommonItemsLocked(to: modeStateLocked(mode, create: true)!)
+            guard let state else { return [] }
+            return addCommonItemsLocked(to: state)
         }
         for source in scheduled { source.didJoin(self, modes: [mode]) }
     }
@@ -155,11 +220,27 @@ public final class Loop: @unchecked Sendable {
             return state
         }
         guard create, mode != .common else { return nil }
-        let state = ModeState(mode: mode, wakeFD: guarded.wakeFD, virtualClock: virtualClock != nil)
-        state.guarded.isCommon = guarded.commonModeNames.contains(mode)
-        guarded.modes[mode] = state
-        guarded.modeOrder.append(mode)
+        guard case .success(let state) = makeModeLocked(mode) else { return nil }
         return state
+    }
+
+    /// Creates `mode` (M1), or records and reports why it cannot exist now (its descriptors
+    /// could not be made); a later call tries again. Lock held; `mode` is not `.common` and
+    /// does not exist yet.
+    func makeModeLocked(_ mode: Loop.Mode) -> Result<ModeState, SystemCallError> {
+        switch ModeState.make(mode: mode, wakeFD: guarded.wakeFD, virtualClock: virtualClock != nil) {
+        case .success(let state):
+            guarded.unavailableModes[mode] = nil
+            state.guarded.isCommon = guarded.commonModeNames.contains(mode)
+            guarded.modes[mode] = state
+            guarded.modeOrder.append(mode)
+            return .success(state)
+        case .failure(let failure):
+            guarded.unavailableModes[mode] = failure
+            Diagnostics.report(.error, .modeUnavailable,
+                               "mode '\(mode)' cannot be created: \(failure); items added to it are refused and runs of it return .finished until it can")
+            return .failure(failure)
+        }
     }
 
     /// The last looked-up mode if it is `mode`, without a retain (see `lastLookup`). Lock held.
@@ -218,9 +299,23 @@ public final class Loop: @unchecked Sendable {
             return guarded.wakeFD
         }
         guard fd >= 0 else { return }
-        valueOrErrno("write(eventfd)") { rlk_eventfd_signal(fd) }
-            .reportingFailure(.systemCallFailed, "waking the loop")
+        if valueOrErrno("write(eventfd)", { rlk_eventfd_signal(fd) })
+            .reportingFailure(.systemCallFailed, "waking the loop (its next wait polls instead)") == nil {
+            wakeUpLost.store(true, ordering: .releasing)
+        }
         wakeWritesInFlight.wrappingSubtract(1, ordering: .releasing)
+    }
+
+    /// Whether a wake-up whose write failed is for the run `serial`; consumes it either way,
+    /// with the pending wake-up it stood for (one written for an earlier run is stale, as in
+    /// `wait`). A wait already blocked when the write failed sleeps until its next event.
+    func takeLostWakeUp(serial: UInt64) -> Bool {
+        lock.withLock {
+            guard wakeUpLost.exchange(false, ordering: .acquiringAndReleasing) else { return false }
+            guard wakePending else { return false }
+            wakePending = false
+            return guarded.wakeSerial == serial
+        }
     }
 
     /// True while the loop is in its wait (after BW, before AW), including a polling wait (W4).

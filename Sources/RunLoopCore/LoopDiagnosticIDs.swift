@@ -17,4 +17,8 @@ extension DiagnosticID {
     /// A mode's wait set failed (`epoll_wait` error other than EINTR): the mode is treated as
     /// empty from then on, so runs of it return `.finished` instead of spinning.
     public static let waitFailed: DiagnosticID = "loop.wait-failed"
+    /// A mode's descriptors could not be created (out of descriptors or memory): items added to
+    /// it are refused with ``Loop/AddRefusal/systemCall(_:)``, a run of it returns `.finished`,
+    /// and the next add or run tries to create it again.
+    public static let modeUnavailable: DiagnosticID = "loop.mode-unavailable"
 }

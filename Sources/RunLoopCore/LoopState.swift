@@ -8,6 +8,8 @@ struct LoopGuardedState {
     var runSerial: UInt64 = 0
     var modes: [Loop.Mode: ModeState] = [:]
     var modeOrder: [Loop.Mode] = []
+    /// Modes whose creation failed, with the failure, until a later attempt succeeds.
+    var unavailableModes: [Loop.Mode: SystemCallError] = [:]
     /// The last mode looked up by name: runs and performs usually name the same mode again.
     /// Unretained: `modes` keeps every mode for the loop's lifetime (modes are never removed, M1).
     var lastLookup: Unmanaged<ModeState>?

@@ -38,7 +38,14 @@ public final class LoopThread: Sendable {
     public init(name: String = "LoopThread", stackSize: Int? = nil) {
         let started = StartHandshake()
         let stopRequested = StopFlag()
-        let keepAlive = LoopPortSource(label: "LoopThread keep-alive") { _ in }
+        // Like the thread's own loop (`Loop.current`), a loop thread cannot exist without its
+        // descriptors: out of descriptors or memory, it stops the process naming the call.
+        let keepAlive: LoopPortSource
+        do {
+            keepAlive = try LoopPortSource(label: "LoopThread keep-alive") { _ in }
+        } catch {
+            preconditionFailure("RunLoopKit: LoopThread '\(name)' cannot create its keep-alive port: \(error)")
+        }
         let handle = startPThread(name: name, stackSize: stackSize) {
             let status = rlk_set_current_thread_name(name)
             if status != 0 {

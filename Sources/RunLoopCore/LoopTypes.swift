@@ -109,6 +109,9 @@ public enum LoopError: Error, CustomStringConvertible, Equatable, Sendable {
     case negativeDuration(Duration, what: String)
     /// A NaN number of seconds given to a `Double` convenience; `what` names the parameter.
     case notANumber(what: String)
+    /// A descriptor the object needs could not be created (the process is out of descriptors
+    /// or memory: EMFILE, ENFILE, ENOMEM); nothing was created.
+    case systemCall(SystemCallError)
 
     public var description: String {
         switch self {
@@ -116,6 +119,8 @@ public enum LoopError: Error, CustomStringConvertible, Equatable, Sendable {
             return "\(what) is negative (\(duration)): a duration here must be zero or more"
         case let .notANumber(what):
             return "\(what) is NaN: a number of seconds must be a number"
+        case let .systemCall(failure):
+            return "\(failure)"
         }
     }
 }

@@ -45,22 +45,41 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     let wakeFD: Int32
     let virtualClock: Bool
 
-    init(mode: Loop.Mode, wakeFD: Int32, virtualClock: Bool) {
+    private init(mode: Loop.Mode, epollFD: Int32, timerFD: Int32, wakeFD: Int32, virtualClock: Bool) {
         self.mode = mode
         self.virtualClock = virtualClock
-        let epollFD = essentialDescriptor("epoll_create1", for: "the wait set of mode '\(mode)'") { rlk_epoll_create() }
-        let timerFD = virtualClock
-            ? essentialDescriptor("eventfd", for: "the timer descriptor of mode '\(mode)'") { rlk_eventfd_create() }
-            : essentialDescriptor("timerfd_create", for: "the timer descriptor of mode '\(mode)'") { rlk_timerfd_create() }
-        _ = essentialDescriptor("epoll_ctl(ADD)", for: "the wait set of mode '\(mode)'") {
-            rlk_epoll_add(epollFD, wakeFD, 1, WaitToken.wake, 0)
-        }
-        _ = essentialDescriptor("epoll_ctl(ADD)", for: "the wait set of mode '\(mode)'") {
-            rlk_epoll_add(epollFD, timerFD, 1, WaitToken.timer, 0)
-        }
         self.epollFD = epollFD
         self.timerFD = timerFD
         self.wakeFD = wakeFD
+    }
+
+    /// A new mode with its wait set and timer descriptor, or the failure (reported) that left
+    /// none of them open: the process is out of descriptors or memory.
+    static func make(mode: Loop.Mode, wakeFD: Int32, virtualClock: Bool) -> Result<ModeState, SystemCallError> {
+        let what = "the wait set of mode '\(mode)'"
+        let timerWhat = "the timer descriptor of mode '\(mode)'"
+        let epollFD: Int32
+        switch createDescriptor("epoll_create1", for: what, { rlk_epoll_create() }) {
+        case .success(let fd): epollFD = fd
+        case .failure(let failure): return .failure(failure)
+        }
+        let timerFD: Int32
+        switch virtualClock
+            ? createDescriptor("eventfd", for: timerWhat, { rlk_eventfd_create() })
+            : createDescriptor("timerfd_create", for: timerWhat, { rlk_timerfd_create() }) {
+        case .success(let fd): timerFD = fd
+        case .failure(let failure):
+            closeDescriptor(epollFD, what)
+            return .failure(failure)
+        }
+        for (fd, token) in [(wakeFD, WaitToken.wake), (timerFD, WaitToken.timer)] {
+            if case .failure(let failure) = createDescriptor("epoll_ctl(ADD)", for: what, { rlk_epoll_add(epollFD, fd, 1, token, 0) }) {
+                closeDescriptor(epollFD, what)
+                closeDescriptor(timerFD, timerWhat)
+                return .failure(failure)
+            }
+        }
+        return .success(ModeState(mode: mode, epollFD: epollFD, timerFD: timerFD, wakeFD: wakeFD, virtualClock: virtualClock))
     }
 
     /// Closes the mode's descriptors (loop teardown).

@@ -16,7 +16,7 @@ import Musl
 /// Internally a port is an eventfd (readable while messages are queued) and a locked FIFO.
 ///
 /// ```swift
-/// let port = LoopPortSource(label: "commands") { message in
+/// let port = try LoopPortSource(label: "commands") { message in
 ///     if case .bytes(let b) = message { print("got", b) }
 /// }
 /// loop.add(port, mode: .default)
@@ -80,14 +80,19 @@ public final class LoopPortSource: @unchecked Sendable {
     ///     default 1, CF's one port message per pass, L-c). A larger batch lets a consumer keep
     ///     up with fast producers; the port still counts as one handled source per pass.
     ///   - handler: called on the loop's thread with each message, in send order.
+    /// - Throws: ``LoopError/systemCall(_:)`` when the port's eventfd cannot be created (the
+    ///   process is out of descriptors or memory; also reported as `loop.system-call-failed`).
     public init(order: Int = 0, label: String = "source1", capacity: Int = .max, messagesPerPass: Int = 1,
-                handler: @escaping (Message) -> Void) {
+                handler: @escaping (Message) -> Void) throws(LoopError) {
+        switch createDescriptor("eventfd", for: "the descriptor of port '\(label)'", item: label, { rlk_eventfd_create() }) {
+        case .success(let fd): self.fd = fd
+        case .failure(let failure): throw .systemCall(failure)
+        }
         self.order = order
         self.label = label
         self.capacity = max(capacity, 1)
         self.messagesPerPass = max(messagesPerPass, 1)
         self.handler = handler
-        self.fd = essentialDescriptor("eventfd", for: "the descriptor of port '\(label)'") { rlk_eventfd_create() }
     }
 
     deinit {

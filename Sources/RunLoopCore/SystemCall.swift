@@ -77,18 +77,17 @@ func drainCounter(_ fd: Int32, _ what: @autoclosure () -> String) -> UInt64 {
     return value
 }
 
-/// Creates a descriptor the loop cannot work without (its wake-up eventfd, a mode's epoll set
-/// and timer). Failing means the process is out of descriptors or memory: reported as a fault,
-/// then the process stops with the same message, as CF does when it cannot make its ports.
-func essentialDescriptor(_ call: StaticString, for what: @autoclosure () -> String, _ body: () -> Int32) -> Int32 {
-    switch valueOrErrno(call, body) {
-    case .success(let fd):
-        return fd
-    case .failure(let failure):
-        let message = "cannot create \(what()): \(failure)"
-        Diagnostics.report(.fault, .systemCallFailed, message)
-        preconditionFailure("RunLoopKit: \(message)")
+/// Creates a descriptor (an eventfd, an epoll set, a timerfd) or adds one to an epoll set while
+/// building a loop, a mode or a port. Failing means the process is out of descriptors or memory
+/// (EMFILE, ENFILE, ENOMEM): reported, and returned so the caller throws or refuses what needed
+/// the descriptor instead of stopping the process.
+func createDescriptor(_ call: StaticString, for what: @autoclosure () -> String, item: String? = nil,
+                      _ body: () -> Int32) -> Result<Int32, SystemCallError> {
+    let result = valueOrErrno(call, body)
+    if case .failure(let failure) = result {
+        Diagnostics.report(.error, .systemCallFailed, "cannot create \(what()): \(failure)", item: item)
     }
+    return result
 }
 
 /// Closes a descriptor the loop owns. Never retried: on Linux the descriptor is released even

@@ -29,7 +29,7 @@ while let flag = arguments.popFirst() {
 }
 soak.sampleInterval = .seconds(1)
 print("port-soak: \(soak.producers) producers, capacity \(soak.capacity), \(soak.messagesPerPass) messages per pass, \(seconds) s")
-let report = soak.run(for: .seconds(seconds)) { elapsed, resident, handled in
+let report = try soak.run(for: .seconds(seconds)) { elapsed, resident, handled in
     print("  \(elapsed.components.seconds) s: RSS \(resident / 1024) KiB, handled \(handled)")
 }
 print(report)

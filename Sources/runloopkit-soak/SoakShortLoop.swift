@@ -14,9 +14,13 @@ enum SoakShortLoop {
             var delivered = false
             var fired = false
             let pools = LoopAutoreleasePools(installedOn: loop)
-            let port = LoopPortSource(label: "short-port") { _ in
+            // Out of descriptors (reported): this round counts as incomplete.
+            guard let port = try? LoopPortSource(label: "short-port", handler: { _ in
                 delivered = true
                 _ = AutoreleasePool.autorelease(SoakPayload())
+            }) else {
+                incomplete.add(1, ordering: .relaxed)
+                return
             }
             let timer = try! LoopTimer(after: .microseconds(200), clock: MonotonicClock.shared, label: "short-timer") { _ in
                 fired = true

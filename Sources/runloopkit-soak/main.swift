@@ -47,14 +47,20 @@ pipeline.asCurrent {
     // Ports: numbered messages, checked in order per producer.
     var received = [Int](repeating: 0, count: producerCount)
     var outOfOrder = 0
-    let port = LoopPortSource(label: "soak-port", capacity: 256, messagesPerPass: 32) { message in
-        guard case .bytes(let bytes) = message, bytes.count == 9 else { outOfOrder += 1; return }
-        let producer = Int(bytes[0])
-        let number = bytes[1...].reduce(0) { $0 << 8 | Int($1) }
-        if number != received[producer] { outOfOrder += 1 }
-        received[producer] = number + 1
-        _ = AutoreleasePool.autorelease(SoakPayload())
-        layer.setNeedsDisplay()
+    let port: LoopPortSource
+    do {
+        port = try LoopPortSource(label: "soak-port", capacity: 256, messagesPerPass: 32) { message in
+            guard case .bytes(let bytes) = message, bytes.count == 9 else { outOfOrder += 1; return }
+            let producer = Int(bytes[0])
+            let number = bytes[1...].reduce(0) { $0 << 8 | Int($1) }
+            if number != received[producer] { outOfOrder += 1 }
+            received[producer] = number + 1
+            _ = AutoreleasePool.autorelease(SoakPayload())
+            layer.setNeedsDisplay()
+        }
+    } catch {
+        print("soak: cannot create its port: \(error)")
+        exit(1)
     }
     loop.add(port, mode: .default)
 

@@ -105,7 +105,7 @@ struct AttributionTests {
         let callouts = try AllocationCounter.withMode(.counting) { () throws -> [CalloutAllocation] in
             let loop = Loop(clock: VirtualClock())
             let source = LoopSource(label: "source allocates 700") { slots.allocate(11, 700) }
-            let port = LoopPortSource(label: "port frees the 700") { _ in slots.free(11) }
+            let port = try LoopPortSource(label: "port frees the 700") { _ in slots.free(11) }
             loop.add(source, mode: .default)
             loop.add(port, mode: .default)
             source.signal()

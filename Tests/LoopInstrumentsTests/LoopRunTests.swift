@@ -60,7 +60,7 @@ import Autorelease
             loop.submit(label: "mainQueue") { recorder.log("dispatch_get_main_queue") }
         }
         loop.add(eventQueue, mode: .common)
-        let touches = LoopPortSource(label: "touches") { _ in eventQueue.signal() }
+        let touches = try LoopPortSource(label: "touches") { _ in eventQueue.signal() }
         loop.add(touches, mode: .common)
         let commit = LoopObserver(activities: [.beforeWaiting, .exit], order: 2_000_000, label: "commit") { _, _ in
             if needsDisplay.take() { recorder.log("cellForRowAtIndexPath") }

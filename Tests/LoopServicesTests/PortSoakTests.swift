@@ -5,8 +5,8 @@ import Testing
 @Suite("PortSoak")
 struct PortSoakTests {
     @Test("4 producers for 2 s into one bounded port: nothing lost, the queue drains, RSS flat")
-    func boundedPortHoldsUnderFourProducers() {
-        let report = PortSoak(producers: 4, capacity: 1024, messagesPerPass: 64).run(for: .seconds(2))
+    func boundedPortHoldsUnderFourProducers() throws {
+        let report = try PortSoak(producers: 4, capacity: 1024, messagesPerPass: 64).run(for: .seconds(2))
         #expect(report.drained, "the consumer did not handle every message within 30 s: \(report)")
         #expect(report.sent == report.handled, "\(report)")
         #expect(report.sent > 0, "no producer sent anything: \(report)")

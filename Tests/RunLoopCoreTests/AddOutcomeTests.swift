@@ -102,7 +102,7 @@ struct AddOutcomeTests {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         let received = Trace()
-        let port = LoopPortSource(label: "small", capacity: 2) { message in
+        let port = try LoopPortSource(label: "small", capacity: 2) { message in
             if case .bytes(let bytes) = message { received.add("\(bytes)") }
         }
         #expect(port.capacity == 2)
@@ -119,7 +119,7 @@ struct AddOutcomeTests {
         loop.run(mode: .default, timeout: 0)
         #expect(received.all == ["[1]", "[4]"])
         #expect(port.pendingCount == 0)
-        #expect(LoopPortSource(capacity: 0) { _ in }.capacity == 1)
+        #expect(try LoopPortSource(capacity: 0) { _ in }.capacity == 1)
         #expect(LoopPortSource.SendError.full(capacity: 2).description.contains("2 undelivered"))
     }
 }

@@ -85,7 +85,7 @@ struct BadInput {
         defer { close(fds[0]); close(fds[1]) }
         let recorder = DiagnosticsRecorder()
         let observer = LoopObserver(activities: .entry, label: "second-loop-observer") { _, _ in }
-        let port = LoopPortSource(label: "second-loop-port") { _ in }
+        let port = try LoopPortSource(label: "second-loop-port") { _ in }
         let file = LoopFileSource(fd: fds[0], events: .readable, label: "second-loop-file") { _ in }
         let timer = try LoopTimer(fireAt: LoopInstant(nanoseconds: 1), label: "second-loop-timer") { _ in }
         #expect(first.add(observer, mode: .default) == .added)
@@ -115,7 +115,7 @@ struct BadInput {
         #expect(!loop.remove(LoopObserver(activities: .entry) { _, _ in }, mode: "X"))
         #expect(!loop.remove(LoopSource {}, mode: .default))
         #expect(!loop.remove(LoopSource {}, mode: .common))
-        #expect(!loop.remove(LoopPortSource { _ in }, mode: .default))
+        #expect(!loop.remove(try LoopPortSource { _ in }, mode: .default))
         #expect(!loop.remove(LoopFileSource(fd: 0, events: .readable) { _ in }, mode: .default))
         #expect(!loop.remove(try LoopTimer(fireAt: .zero) { _ in }, mode: .common))
         #expect(loop.allModes == [.default])
@@ -129,7 +129,7 @@ struct BadInput {
         let recorder = DiagnosticsRecorder()
         let observer = LoopObserver(activities: .entry, label: "invalid-observer") { _, _ in }
         let source = LoopSource(label: "invalid-source") {}
-        let port = LoopPortSource(label: "invalid-port") { _ in }
+        let port = try LoopPortSource(label: "invalid-port") { _ in }
         let file = LoopFileSource(fd: 0, events: .readable, label: "invalid-file") { _ in }
         let timer = try LoopTimer(after: .seconds(1), clock: clock, label: "invalid-timer") { _ in }
         observer.invalidate(); source.invalidate(); port.invalidate(); file.invalidate(); timer.invalidate()
@@ -199,7 +199,7 @@ struct DetachedLoopLifetime {
             for _ in 0..<50 {
                 let loop = Loop(clock: VirtualClock())
                 loop.add(LoopSource {}, mode: "Other")
-                loop.add(LoopPortSource { _ in }, mode: .common)
+                loop.add(try! LoopPortSource { _ in }, mode: .common)
             }
             for _ in 0..<50 {
                 let loop = Loop(clock: VirtualClock())

@@ -14,7 +14,7 @@ struct BoundedPortTests {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         let received = Trace()
-        let port = LoopPortSource(label: "bounded", capacity: 2) { message in
+        let port = try LoopPortSource(label: "bounded", capacity: 2) { message in
             if case .bytes(let bytes) = message { received.add("\(bytes[0])") }
         }
         loop.add(port, mode: .default)
@@ -34,7 +34,7 @@ struct BoundedPortTests {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         let received = Trace()
-        let port = LoopPortSource(label: "batch", messagesPerPass: 3) { _ in received.add("#\(loop.passCount)") }
+        let port = try LoopPortSource(label: "batch", messagesPerPass: 3) { _ in received.add("#\(loop.passCount)") }
         loop.add(port, mode: .default)
         for value in 0..<5 { try port.send([UInt8(value)]) }
         #expect(loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: true) == .handledSource)
@@ -48,7 +48,7 @@ struct BoundedPortTests {
     func blockingSendWaitsForRoom() throws {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
-        let port = LoopPortSource(label: "waiting", capacity: 1) { _ in }
+        let port = try LoopPortSource(label: "waiting", capacity: 1) { _ in }
         loop.add(port, mode: .default)
         try port.send([0])
         let start = MonotonicClock.shared.now
@@ -76,7 +76,7 @@ struct BoundedPortTests {
     @Test("sendWhenRoom waits for room, and a cancelled wait throws .cancelled and leaves nothing behind")
     func asyncSendWaitsAndCancels() async throws {
         let loop = Loop(clock: VirtualClock())
-        let port = LoopPortSource(label: "async", capacity: 1) { _ in }
+        let port = try LoopPortSource(label: "async", capacity: 1) { _ in }
         loop.add(port, mode: .default)
         try port.send([0])
         let cancelled = Task { try await port.sendWhenRoom(.bytes([9])) }

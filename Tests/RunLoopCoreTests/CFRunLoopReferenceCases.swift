@@ -453,7 +453,7 @@ struct DocExamples {
     func crossThreadExample() {
         runOnNewPThread {
             let loop = Loop.current
-            let port = LoopPortSource(label: "commands") { message in
+            let port = try! LoopPortSource(label: "commands") { message in
                 if case .value(let command as String) = message, command == "quit" { loop.stop() }
             }
             loop.add(port, mode: .default)

@@ -71,12 +71,12 @@ struct CrossThread {
     }
 
     @Test("S7 S8 L-c: port messages from another thread, one per pass, in order")
-    func portMessages() {
+    func portMessages() throws {
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
         let trace = tracing(loop)
         let received = Trace()
-        let port = LoopPortSource(label: "port") { message in
+        let port = try LoopPortSource(label: "port") { message in
             switch message {
             case .bytes(let bytes): received.add("bytes\(bytes)")
             case .value(let value): received.add("value \(value)")
@@ -229,7 +229,7 @@ struct CrossThread {
                     let source = LoopSource(label: "s", cancel: { _, mode in trace.add("cancel \(mode)") }) {}
                     loop.add(source, mode: .default)
                     loop.add(source, mode: "Other")
-                    loop.add(LoopPortSource { _ in }, mode: .default)
+                    loop.add(try! LoopPortSource { _ in }, mode: .default)
                     loop.add(try! LoopTimer(after: 100, clock: loop.clock) { _ in }, mode: .common)
                     loop.perform { trace.add("dropped block ran") }
                     loop.perform(inMode: "Never") { trace.add("dropped block ran") }
@@ -255,7 +255,7 @@ struct CrossThread {
                     let loop = Loop.current
                     loop.add(LoopSource {}, mode: .common)
                     loop.add(LoopObserver(activities: .allActivities) { _, _ in }, mode: .default)
-                    loop.add(LoopPortSource { _ in }, mode: "Other")
+                    loop.add(try! LoopPortSource { _ in }, mode: "Other")
                     loop.add(try! LoopTimer(after: 0, clock: loop.clock, interval: 1) { _ in }, mode: .default)
                     loop.perform {}
                     loop.submit {}

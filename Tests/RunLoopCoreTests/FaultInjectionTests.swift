@@ -23,10 +23,10 @@ struct FaultInjectionTests {
         let received = Trace()
         let port: LoopPortSource
 
-        init(_ name: String) {
+        init(_ name: String) throws {
             mode = Loop.Mode(name)
             let received = received
-            port = LoopPortSource(label: "\(name)-port") { message in
+            port = try LoopPortSource(label: "\(name)-port") { message in
                 if case .bytes(let bytes) = message { received.add(String(decoding: bytes, as: UTF8.self)) }
             }
             #expect(loop.add(port, mode: mode) == .added)
@@ -55,7 +55,7 @@ struct FaultInjectionTests {
 
     @Test("epoll_wait: EINTR is retried inside the wait; the timer fires, nothing reported")
     func epollWaitInterrupted() throws {
-        let fixture = PortLoop("fault-wait-eintr")
+        let fixture = try PortLoop("fault-wait-eintr")
         let timer = try LoopTimer(after: .milliseconds(5), clock: MonotonicClock.shared, label: "fault-wait-eintr-timer") { _ in
             fixture.received.add("timer")
         }
@@ -73,7 +73,7 @@ struct FaultInjectionTests {
     @Test("epoll_wait: EBADF fails the mode cleanly (.finished, loop.wait-failed); its message is delivered in another mode",
           arguments: [EBADF, EINVAL])
     func epollWaitFails(code: Int32) throws {
-        let fixture = PortLoop("fault-wait-\(code)")
+        let fixture = try PortLoop("fault-wait-\(code)")
         let other = Loop.Mode("fault-wait-\(code)-other")
         #expect(fixture.loop.add(fixture.port, mode: other) == .added)
         try fixture.port.send(Array("kept".utf8))
@@ -99,8 +99,8 @@ struct FaultInjectionTests {
     @Test("epoll_ctl(ADD): ENOMEM, ENOSPC, EBADF refuse the add with the errno; a later add succeeds and delivers",
           arguments: [ENOMEM, ENOSPC, EBADF])
     func epollAddRefused(code: Int32) throws {
-        let fixture = PortLoop("fault-add-\(code)")
-        let port = LoopPortSource(label: "fault-add-\(code)-second") { message in
+        let fixture = try PortLoop("fault-add-\(code)")
+        let port = try LoopPortSource(label: "fault-add-\(code)-second") { message in
             if case .bytes(let bytes) = message { fixture.received.add(String(decoding: bytes, as: UTF8.self)) }
         }
         var outcome: Loop.AddOutcome = .added
@@ -119,7 +119,7 @@ struct FaultInjectionTests {
 
     @Test("epoll_ctl(ADD) of an fd source: EINTR is retried, the add succeeds")
     func epollAddInterrupted() throws {
-        let fixture = PortLoop("fault-add-eintr")
+        let fixture = try PortLoop("fault-add-eintr")
         let pipe = try FaultTestPipe()
         defer { pipe.close() }
         let file = LoopFileSource(fd: pipe.read, events: .readable, label: "fault-add-eintr-fd") { _ in
@@ -137,7 +137,7 @@ struct FaultInjectionTests {
 
     @Test("epoll_ctl(ADD) of the async queue fails in one run (EBADF): the next run adds it, and submitted work wakes it")
     func asyncQueueAddFails() throws {
-        let fixture = PortLoop("fault-async")
+        let fixture = try PortLoop("fault-async")
         let loop = fixture.loop
         loop.addCommonMode(fixture.mode)   // the async queue is serviced in common modes (X1)
         let seen = diagnostics(mentioning: "fault-async") {
@@ -161,7 +161,7 @@ struct FaultInjectionTests {
     @Test("epoll_ctl(MOD): a failure in the second mode throws and restores the first (all or nothing)",
           arguments: [ENOMEM, EBADF])
     func epollModifyAllOrNothing(code: Int32) throws {
-        let fixture = PortLoop("fault-mod-\(code)")
+        let fixture = try PortLoop("fault-mod-\(code)")
         let pipe = try FaultTestPipe()
         defer { pipe.close() }
         let file = LoopFileSource(fd: pipe.read, events: .readable, label: "fault-mod-\(code)-fd") { _ in
@@ -185,7 +185,7 @@ struct FaultInjectionTests {
     @Test("epoll_ctl(DEL): EBADF is reported and the port still leaves the mode; EINTR is retried",
           arguments: [EBADF, EINTR])
     func epollRemoveFails(code: Int32) throws {
-        let fixture = PortLoop("fault-del-\(code)")
+        let fixture = try PortLoop("fault-del-\(code)")
         var removed = false
         let seen = diagnostics(mentioning: "fault-del-\(code)") {
             removed = InjectedFaults.with(Fault(.epollRemove, code)) {
@@ -202,7 +202,7 @@ struct FaultInjectionTests {
     @Test("read: a drain that fails (EBADF) or finds nothing (EAGAIN) leaves the port readable; the next pass resets it, no spin",
           arguments: [EBADF, EAGAIN])
     func drainFails(code: Int32) throws {
-        let fixture = PortLoop("fault-read-\(code)")
+        let fixture = try PortLoop("fault-read-\(code)")
         let passes = Trace()
         let observer = LoopObserver(activities: .afterWaiting, label: "fault-read-passes") { _, _ in passes.add("AW") }
         fixture.loop.add(observer, mode: fixture.mode)
@@ -225,7 +225,7 @@ struct FaultInjectionTests {
 
     @Test("read: EINTR while draining is retried; nothing reported")
     func drainInterrupted() throws {
-        let fixture = PortLoop("fault-read-eintr")
+        let fixture = try PortLoop("fault-read-eintr")
         try fixture.port.send(Array("one".utf8))
         let seen = diagnostics(mentioning: "fault-read-eintr") {
             InjectedFaults.with(Fault(.read, EINTR, times: 2)) {
@@ -239,7 +239,7 @@ struct FaultInjectionTests {
 
     @Test("write: a port whose signal fails (EBADF) keeps the message and signals again at the next send; nothing lost")
     func portSignalFails() throws {
-        let fixture = PortLoop("fault-write-port")
+        let fixture = try PortLoop("fault-write-port")
         let seen = try diagnostics(mentioning: "fault-write-port") {
             try InjectedFaults.with(Fault(.write, EBADF)) {
                 try fixture.port.send(Array("one".utf8))
@@ -254,7 +254,7 @@ struct FaultInjectionTests {
 
     @Test("write: EINTR on a port's signal and on stop's wake-up from another thread is retried; the loop wakes")
     func signalInterrupted() throws {
-        let fixture = PortLoop("fault-write-eintr")
+        let fixture = try PortLoop("fault-write-eintr")
         try InjectedFaults.with(Fault(.write, EINTR)) {
             try fixture.port.send(Array("one".utf8))
             #expect(InjectedFaults.injected(.write) == 1)
@@ -281,7 +281,7 @@ struct FaultInjectionTests {
     @Test("timerfd_settime: a timer whose descriptor cannot be armed (EINVAL, EBADF) still fires on time, reported",
           arguments: [EINVAL, EBADF])
     func timerArmFails(code: Int32) throws {
-        let fixture = PortLoop("fault-arm-\(code)")
+        let fixture = try PortLoop("fault-arm-\(code)")
         let loop = fixture.loop
         let timer = try LoopTimer(after: .milliseconds(20), clock: MonotonicClock.shared, label: "fault-arm-timer") { _ in
             fixture.received.add("timer")
@@ -301,7 +301,7 @@ struct FaultInjectionTests {
 
     @Test("timerfd_settime: a timer added by another thread while the loop sleeps, arming failing, still fires")
     func timerAddedDuringWaitArmFails() throws {
-        let fixture = PortLoop("fault-arm-cross")
+        let fixture = try PortLoop("fault-arm-cross")
         let loop = fixture.loop
         let mode = fixture.mode
         let timer = try LoopTimer(after: .milliseconds(20), clock: MonotonicClock.shared, label: "fault-arm-cross-timer") { _ in

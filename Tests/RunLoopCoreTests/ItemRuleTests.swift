@@ -363,7 +363,7 @@ struct SourceRules {
     func s7() throws {
         let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let port = LoopPortSource(label: "port") { message in
+        let port = try LoopPortSource(label: "port") { message in
             if case .value(let v) = message { trace.add("got \(v)") }
         }
         loop.add(port, mode: .default)
@@ -377,7 +377,7 @@ struct SourceRules {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         let trace = Trace()
-        let port = LoopPortSource { _ in trace.add("m") }
+        let port = try LoopPortSource { _ in trace.add("m") }
         loop.add(port, mode: .default)
         loop.add(LoopSource {}, mode: .default)
         try port.send([1])

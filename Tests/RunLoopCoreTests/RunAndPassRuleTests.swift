@@ -69,7 +69,7 @@ struct RunSpecificRules {
         loop.add(idle, mode: .default)
         #expect(!loop.isFinished(mode: .default))
         loop.remove(idle, mode: .default)
-        let port = LoopPortSource { _ in }
+        let port = try LoopPortSource { _ in }
         loop.add(port, mode: .default)
         #expect(!loop.isFinished(mode: .default))
         loop.remove(port, mode: .default)
@@ -187,13 +187,13 @@ struct PassRules {
     }
 
     @Test("L1 a nested run inside the async drain neither services nor spins on queued work; the queue is served again afterwards")
-    func l1NestedRunInsideDrain() {
+    func l1NestedRunInsideDrain() throws {
         let (loop, clock) = virtualLoop()
         defer { loop.tearDown() }
         let trace = Trace()
         // An idle port keeps the mode from being finished and makes every wait an epoll wait
         // (a mode without ports or fds waits without a system call).
-        loop.add(LoopPortSource(label: "idle") { _ in }, mode: .default)
+        loop.add(try LoopPortSource(label: "idle") { _ in }, mode: .default)
         // First a run that services the queue, so its descriptor is in the default mode's set.
         loop.submit(label: "first") { trace.add("first") }
         #expect(loop.run(mode: .default, timeout: 0.5, returnAfterSourceHandled: true) == .handledSource)
@@ -292,8 +292,8 @@ struct PassRules {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         let trace = Trace()
-        let p1 = LoopPortSource(label: "p1") { _ in trace.add("p1") }
-        let p2 = LoopPortSource(label: "p2") { _ in trace.add("p2") }
+        let p1 = try LoopPortSource(label: "p1") { _ in trace.add("p1") }
+        let p2 = try LoopPortSource(label: "p2") { _ in trace.add("p2") }
         loop.add(p1, mode: .default)
         loop.add(p2, mode: .default)
         try p1.send([1])
@@ -314,7 +314,7 @@ struct PassRules {
         #expect(loop.run(mode: .default, timeout: 0.01, returnAfterSourceHandled: true) == .timedOut)
         loop.add(try LoopTimer(after: 0.001, clock: clock) { _ in }, mode: .default)
         #expect(loop.run(mode: .default, timeout: 0.01, returnAfterSourceHandled: true) == .timedOut)
-        let port = LoopPortSource { _ in }
+        let port = try LoopPortSource { _ in }
         loop.add(port, mode: .default)
         try port.send([0])
         #expect(loop.run(mode: .default, timeout: 0.01, returnAfterSourceHandled: true) == .handledSource)

@@ -267,10 +267,10 @@ struct ModeRules {
     }
 
     @Test("M3 re-adding a common port or fd source to .common restores it in the mode it left")
-    func m3ReAddPorts() {
+    func m3ReAddPorts() throws {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
-        let port = LoopPortSource { _ in }
+        let port = try LoopPortSource { _ in }
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         defer { close(fds[0]); close(fds[1]) }
@@ -319,11 +319,11 @@ struct ModeRules {
 @Suite("WakeRules")
 struct WakeRules {
     @Test("W3 L-g: a wake-up decided for an earlier run whose eventfd write lands late does not wake a later run")
-    func lateWakeUpWriteIsStale() {
+    func lateWakeUpWriteIsStale() throws {
         let (loop, clock, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
         // An idle port makes the wait an epoll wait on the wake eventfd.
-        loop.add(LoopPortSource(label: "idle") { _ in }, mode: .default)
+        loop.add(try LoopPortSource(label: "idle") { _ in }, mode: .default)
         #expect(loop.run(mode: .default, timeout: 0.01) == .timedOut)
         // What wakeUp() leaves when its write is delayed past the end of the run it decided
         // for: the record (consumed by the next pass top as stale), then the write itself.

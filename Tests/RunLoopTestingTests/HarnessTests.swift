@@ -86,9 +86,9 @@ import Testing
         #expect(collected.messages == ["advance(by: -0.001 seconds): a clock cannot go back; nothing ran"])
     }
 
-    @Test func aPortMessageIsHandledAfterTheWait() {
-        LoopTestHarness.run { harness in
-            let port = harness.addPort("p") { message in
+    @Test func aPortMessageIsHandledAfterTheWait() throws {
+        try LoopTestHarness.run { harness in
+            let port = try harness.addPort("p") { message in
                 if case .bytes(let bytes) = message { harness.log("got \(bytes)") }
             }
             harness.send([7], to: port)
@@ -131,10 +131,10 @@ import Testing
         ])
     }
 
-    @Test func aRefusedSendIsReported() {
+    @Test func aRefusedSendIsReported() throws {
         let collected = CollectingLoopTestReporter()
-        LoopTestHarness.run(reporter: collected) { harness in
-            let port = harness.addPort("p") { _ in }
+        try LoopTestHarness.run(reporter: collected) { harness in
+            let port = try harness.addPort("p") { _ in }
             port.invalidate()
             harness.send([1], to: port)
         }

@@ -15,7 +15,7 @@ struct ReplayRecordingTests {
         { recorder in
             let loop = recorder.loop
             let source = LoopSource(label: "s0") {}
-            let port = LoopPortSource(label: "port") { _ in }
+            let port = try LoopPortSource(label: "port") { _ in }
             let timer = try LoopTimer(fireAt: recorder.clock.now.advanced(by: .milliseconds(milliseconds)), label: "t0") { _ in }
             loop.add(source, mode: .default)
             loop.add(port, mode: .default)

@@ -29,7 +29,7 @@ import Testing
                                            label: "tick") { _ in }, mode: .default)
             // The harness's own inputs, still holding work.
             harness.addSource("owned") {}.signal()
-            harness.send([1], to: harness.addPort("events") { _ in })
+            harness.send([1], to: try harness.addPort("events") { _ in })
             harness.perform("never") {}
             // A pool pushed and not popped, and transactions left open.
             let token = AutoreleasePool.push()

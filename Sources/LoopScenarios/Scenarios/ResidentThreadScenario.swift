@@ -33,7 +33,7 @@ enum ResidentThreadScenario {
             recorder.observeActivities(on: loop)
             // A port nobody sends to: it keeps the default mode from being empty, so run()
             // sleeps instead of returning .finished at once.
-            loop.add(LoopPortSource(label: "keepAlivePort") { _ in }, mode: .default)
+            loop.add(scenarioPort(label: "keepAlivePort") { _ in }, mode: .default)
             shared.publish(loop: loop, thread: pthread_self())
             started.signal()
             var runs = 0

@@ -30,7 +30,7 @@ enum WaitForCallbackScenario {
             releasedLoop = loop
             recorder.attach(to: loop)
             let activities = recorder.observeActivities(on: loop)
-            let keepAlive = LoopPortSource(label: "keepAlivePort") { _ in }
+            let keepAlive = scenarioPort(label: "keepAlivePort") { _ in }
             loop.add(keepAlive, mode: .default)
             let loopThread = pthread_self()
             let callbackDone = Locked(false)   // written by the callback, read between runs

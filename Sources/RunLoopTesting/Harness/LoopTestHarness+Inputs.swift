@@ -25,12 +25,14 @@ extension LoopTestHarness {
     /// Makes a port source and adds it to `mode`; the harness invalidates it at teardown.
     ///
     /// ```swift
-    /// let port = harness.addPort("hid") { message in harness.recorder.log("touch") }
+    /// let port = try harness.addPort("hid") { message in harness.recorder.log("touch") }
     /// ```
+    ///
+    /// - Throws: `LoopError.systemCall(_:)` when the port's descriptor cannot be created.
     @discardableResult
     public func addPort(_ label: String, mode: Loop.Mode = .default, order: Int = 0,
-                        _ handler: @escaping (LoopPortSource.Message) -> Void) -> LoopPortSource {
-        let port = LoopPortSource(order: order, label: label, handler: handler)
+                        _ handler: @escaping (LoopPortSource.Message) -> Void) throws(LoopError) -> LoopPortSource {
+        let port = try LoopPortSource(order: order, label: label, handler: handler)
         owned.ports.append(port)
         loop.add(port, mode: mode)
         return port

@@ -1,0 +1,110 @@
+import Testing
+import RunLoopDiagnostics
+@testable import RunLoopCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Descriptors that cannot be created (EMFILE, ENFILE, ENOMEM) and a wake-up whose write
+/// fails: each is returned or thrown with a diagnostic, and nothing stops the process.
+extension FaultInjectionTests {
+    @Test("eventfd EMFILE: LoopPortSource's init throws .systemCall; the next port is made", arguments: [EMFILE, ENOMEM])
+    func portCreationFails(code: Int32) throws {
+        let label = "fault-port-create-\(code)"
+        let seen = diagnostics(mentioning: label) {
+            InjectedFaults.with(Fault(.eventfd, code)) { () -> Void in
+                _ = #expect(throws: LoopError.systemCall(SystemCallError(call: "eventfd", code: code))) {
+                    _ = try LoopPortSource(label: label) { _ in }
+                }
+            }
+        }
+        #expect(seen.map(\Diagnostic.id) == [DiagnosticID.systemCallFailed], "\(seen)")
+        let loop = Loop(clock: VirtualClock())
+        let port = try LoopPortSource(label: label) { _ in }
+        #expect(loop.add(port, mode: .default) == .added)
+        port.invalidate()
+    }
+
+    @Test("a mode whose descriptors cannot be made: add is refused (.systemCall), run returns .finished with loop.mode-unavailable, the next add creates it",
+          arguments: [(InjectedFaults.Call.epollCreate, "epoll_create1", ENOMEM),
+                      (.eventfd, "eventfd", EMFILE),            // a virtual clock's timer descriptor
+                      (.epollAdd, "epoll_ctl(ADD)", ENOMEM)])
+    func modeCreationFails(call: InjectedFaults.Call, name: String, code: Int32) {
+        let loop = Loop(clock: VirtualClock())
+        let mode = Loop.Mode("fault-mode-\(name)-\(code)")
+        let trace = Trace()
+        let source = LoopSource(label: "fault-mode-source-\(name)") { trace.add("performed") }
+        var first = Loop.AddOutcome.added
+        var run = Loop.RunResult.stopped
+        let seen = diagnostics(mentioning: "\(mode)") {
+            InjectedFaults.with(Fault(call, code)) {
+                first = loop.add(source, mode: mode)
+            }
+            run = loop.run(mode: mode, timeout: .seconds(1))
+        }
+        #expect(first == .refused(.systemCall(SystemCallError(call: name, code: code))))
+        #expect(run == .finished)
+        #expect(seen.map(\.id).contains(.modeUnavailable), "\(seen)")
+        #expect(seen.filter { $0.id == .modeUnavailable }.count == 2, "one at creation, one at run: \(seen)")
+        #expect(!loop.allModes.contains(mode))
+        // The next add tries again and succeeds; the mode then runs its item.
+        #expect(loop.add(source, mode: mode) == .added)
+        source.signal()
+        #expect(loop.run(mode: mode, timeout: .seconds(1), returnAfterSourceHandled: true) == .handledSource)
+        #expect(trace.all == ["performed"])
+    }
+
+    @Test("a common mode that cannot be created: the common add is refused for it, the default mode still gets the item")
+    func commonModeCreationFails() {
+        let loop = Loop(clock: VirtualClock())
+        let mode = Loop.Mode("fault-common-mode")
+        loop.addCommonMode(mode)    // no common items yet: the mode is not created now
+        let source = LoopSource(label: "fault-common-source") {}
+        let outcome = InjectedFaults.with(Fault(.epollCreate, EMFILE)) { loop.add(source, mode: .common) }
+        #expect(outcome == .refused(.systemCall(SystemCallError(call: "epoll_create1", code: EMFILE))))
+        #expect(loop.contains(source, mode: .default))
+        #expect(!loop.contains(source, mode: mode))
+        // Adding the common item again re-applies it (M3), which creates the mode now.
+        #expect(loop.add(source, mode: .common) == .added)
+        #expect(loop.contains(source, mode: mode))
+    }
+
+    @Test("Loop.make throws .systemCall when its wake-up or async-queue eventfd cannot be made", arguments: [0, 1])
+    func loopCreationFails(skip: Int) throws {
+        let what = skip == 0 ? "a loop's wake-up descriptor" : "a loop's async-queue descriptor"
+        let seen = diagnostics(mentioning: what) {
+            InjectedFaults.with(Fault(.eventfd, EMFILE, after: skip)) { () -> Void in
+                _ = #expect(throws: LoopError.systemCall(SystemCallError(call: "eventfd", code: EMFILE))) {
+                    _ = try Loop.make(clock: VirtualClock())
+                }
+            }
+        }
+        #expect(seen.map(\Diagnostic.id) == [DiagnosticID.systemCallFailed], "\(seen)")
+        let loop = try Loop.make(clock: VirtualClock())
+        #expect(loop.allModes == [.default])
+    }
+
+    @Test("write EBADF on the loop's wake-up: reported, and the next wait returns at once instead of sleeping")
+    func wakeUpWriteFails() throws {
+        let clock = VirtualClock()
+        let loop = Loop(clock: clock)
+        let mode = Loop.Mode("fault-wake-write")
+        let timer = try LoopTimer(after: .seconds(100), clock: clock, label: "fault-wake-write-timer") { _ in }
+        loop.add(timer, mode: mode)
+        let woke = Trace()
+        let before = LoopObserver(activities: .beforeWaiting, repeats: false, label: "fault-wake-write-observer") { _, _ in
+            InjectedFaults.with(Fault(.write, EBADF)) { loop.wakeUp() }
+        }
+        let after = LoopObserver(activities: .afterWaiting, label: "fault-wake-write-after") { _, _ in
+            woke.add("woke at \(clock.now.nanoseconds / 1_000_000_000) s")
+        }
+        loop.add(before, mode: mode)
+        loop.add(after, mode: mode)
+        let seen = diagnostics(mentioning: "waking the loop") {
+            loop.run(mode: mode, timeout: .seconds(10))
+        }
+        #expect(seen.map(\Diagnostic.id) == [DiagnosticID.systemCallFailed], "\(seen)")
+        #expect(woke.all.first == "woke at 0 s", "the wake-up was lost: the wait slept to the run's timeout (\(woke.all))")
+        timer.invalidate()
+    }
+}
