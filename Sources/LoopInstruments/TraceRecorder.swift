@@ -93,6 +93,8 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
         case .wake: kind = .wake
         case .runBegin: kind = .runBegin
         case .runEnd(let result): kind = .runEnd(result)
+        // Inputs come from any thread and are not part of a recording's entries.
+        case .input: return
         }
         let key = currentThreadKey()
         lock.withLock {

@@ -24,6 +24,21 @@ public struct LoopEvent: Sendable {
         case runBegin
         /// A run ended (after Exit) with this result.
         case runEnd(Loop.RunResult)
+        /// An input to the loop, reported before it takes effect and, unlike every other kind,
+        /// on the thread that made it; `fromOwnerThread` says whether that was the loop's.
+        /// `label` is the source's or port's label ("" for a wake-up); `mode` is the running
+        /// mode (`.default` when the loop is not running). Only while some loop has a sink.
+        case input(Input, fromOwnerThread: Bool)
+    }
+
+    /// What an ``Kind/input(_:fromOwnerThread:)`` event reports.
+    public enum Input: Sendable, Equatable {
+        /// `LoopSource.signal()` on a source in this loop (S1).
+        case signal
+        /// `LoopPortSource.send` to a port in this loop; the bytes, or nil for a value message.
+        case send(bytes: [UInt8]?)
+        /// `Loop.wakeUp()` (W3).
+        case wakeUp
     }
 
     /// The kind of item a callout belongs to.
