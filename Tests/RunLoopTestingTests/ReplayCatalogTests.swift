@@ -20,11 +20,13 @@ struct ReplayCatalogTests {
         let scenario = try #require(ScenarioCatalog.named(name))
         let first = scenario.run()
         #expect(!first.entries.isEmpty, "\(name) recorded no entries")
-        let recorded = try ReplayTrace(parsing: ReplayTrace(events: first.entries, clockStart: .zero).text)
+        let recorded = try ReplayTrace(parsing: ReplayTrace(events: first.entries, inputs: first.inputs, clockStart: .zero).text)
         #expect(recorded.entries.contains { if case .calloutBegin = $0.kind { true } else { false } })
+        let inputLines = recorded.entries.filter { if case .input = $0.kind { true } else { false } }.count
+        #expect(inputLines == first.inputs.count, "\(name): \(first.inputs.count) inputs reported, \(inputLines) in the trace")
 
         let second = scenario.run()
-        let replayed = ReplayTrace(events: second.entries, clockStart: .zero)
+        let replayed = ReplayTrace(events: second.entries, inputs: second.inputs, clockStart: .zero)
         let divergence = ReplayDivergence.first(expected: recorded, actual: replayed)
         #expect(divergence == nil, "\(name): \(divergence.map(\.description) ?? "")")
     }
