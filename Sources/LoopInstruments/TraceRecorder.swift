@@ -21,7 +21,8 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
     private var nextSequence: UInt64 = 0
     private var clock: (any LoopClock)?
     private var threads: [UInt: ThreadContext] = [:]
-    private var recordedInputs: [TraceInput] = []
+    /// Bounded like the entries: the oldest inputs are overwritten once `capacity` is reached.
+    private var recordedInputs: RingBuffer<TraceInput>
 
     /// What the recorder last saw on one thread, used to stamp entries the loop did not emit.
     private struct ThreadContext {
@@ -40,6 +41,7 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
         self.clock = clock
         self.capacity = capacity
         self.buffer = RingBuffer(capacity: capacity)
+        self.recordedInputs = RingBuffer(capacity: capacity)
     }
 
     /// Installs the recorder as `loop.eventSink` and adopts `loop.clock` if no clock was given.
@@ -170,7 +172,7 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
 
     /// The inputs the loop reported (signals, sends, wake-ups), oldest first; not among
     /// ``entries``, so no export shows them. Each knows how many entries came before it.
-    public var inputs: [TraceInput] { lock.withLock { recordedInputs } }
+    public var inputs: [TraceInput] { lock.withLock { recordedInputs.elements } }
 
     /// Number of kept entries.
     public var count: Int { lock.withLock { buffer.count } }

@@ -1,6 +1,7 @@
 /// One thing a loop did: an activity notification, a callout, a sleep or a wake.
 ///
-/// Delivered to ``Loop/eventSink`` on the loop's thread.
+/// Delivered to ``Loop/eventSink`` on the loop's thread, except inputs
+/// (``Kind/input(_:fromOwnerThread:)``), which come on the thread that made them.
 ///
 /// ```swift
 /// final class Printer: LoopEventSink {
@@ -66,7 +67,8 @@ public struct LoopEvent: Sendable {
     }
 }
 
-/// Receives every event of a loop (see ``LoopEvent``). Called on the loop's thread.
+/// Receives every event of a loop (see ``LoopEvent``). Called on the loop's thread, except for
+/// inputs, which any thread may report.
 ///
 /// ```swift
 /// loop.eventSink = recorder   // any class conforming to LoopEventSink
