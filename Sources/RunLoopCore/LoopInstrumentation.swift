@@ -68,4 +68,3 @@ extension Loop {
         owned.activeInstrumentationVersion = version
     }
 }
-
