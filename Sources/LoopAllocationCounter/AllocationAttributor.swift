@@ -152,6 +152,11 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
     // MARK: LoopEventSink
 
     public func loop(_ loop: Loop, emitted event: LoopEvent) {
+        // An input may come from any thread and opens or closes nothing: only passed on.
+        if case .input = event.kind {
+            if let forward = lock.withLock({ state.forward }) { AllocationCounter.ignoring { forward.loop(loop, emitted: event) } }
+            return
+        }
         let raw = AllocationCounter.readRaw()
         let previousCategory = rlk_alloc_set_category(RLK_ALLOC_IGNORED)
         let (opens, closes, forward) = lock.withLock { () -> (Bool, Bool, (any LoopEventSink)?) in

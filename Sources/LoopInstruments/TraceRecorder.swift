@@ -21,6 +21,8 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
     private var nextSequence: UInt64 = 0
     private var clock: (any LoopClock)?
     private var threads: [UInt: ThreadContext] = [:]
+    /// Bounded like the entries: the oldest inputs are overwritten once `capacity` is reached.
+    private var recordedInputs: RingBuffer<TraceInput>
 
     /// What the recorder last saw on one thread, used to stamp entries the loop did not emit.
     private struct ThreadContext {
@@ -39,6 +41,7 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
         self.clock = clock
         self.capacity = capacity
         self.buffer = RingBuffer(capacity: capacity)
+        self.recordedInputs = RingBuffer(capacity: capacity)
     }
 
     /// Installs the recorder as `loop.eventSink` and adopts `loop.clock` if no clock was given.
@@ -93,6 +96,10 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
         case .wake: kind = .wake
         case .runBegin: kind = .runBegin
         case .runEnd(let result): kind = .runEnd(result)
+        // Inputs come from any thread: kept apart, so entries and exports are unchanged.
+        case .input:
+            lock.withLock { recordedInputs.append(TraceInput(after: Int(nextSequence), event: event)) }
+            return
         }
         let key = currentThreadKey()
         lock.withLock {
@@ -162,6 +169,10 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
 
     /// The kept entries, oldest first.
     public var entries: [TraceEntry] { lock.withLock { buffer.elements } }
+
+    /// The inputs the loop reported (signals, sends, wake-ups), oldest first; not among
+    /// ``entries``, so no export shows them. Each knows how many entries came before it.
+    public var inputs: [TraceInput] { lock.withLock { recordedInputs.elements } }
 
     /// Number of kept entries.
     public var count: Int { lock.withLock { buffer.count } }

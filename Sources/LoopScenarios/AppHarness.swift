@@ -67,7 +67,7 @@ final class AppHarness {
         let session = session(pools: pools, body)
         var outcome = session.value
         outcome.checks.append(session.releaseCheck)
-        return outcome.result(name: name, entries: session.entries)
+        return outcome.result(name: name, entries: session.entries, inputs: session.inputs)
     }
 
     /// Builds the app on the calling thread, runs `body` and tears the app down; returns the
@@ -79,6 +79,7 @@ final class AppHarness {
         return pipeline.asCurrent {
             let value: T
             let entries: [TraceEntry]
+            let inputs: [TraceInput]
             weak var releasedLoop: Loop?
             do {
                 let app = AppHarness(clock: clock, loop: Loop(clock: clock), pipeline: pipeline, pools: pools)
@@ -86,8 +87,9 @@ final class AppHarness {
                 value = body(app)
                 app.tearDown()
                 entries = app.recorder.entries
+                inputs = app.recorder.inputs
             }
-            return AppSession(value: value, entries: entries, loopReleased: releasedLoop == nil)
+            return AppSession(value: value, entries: entries, inputs: inputs, loopReleased: releasedLoop == nil)
         }
     }
 
@@ -120,6 +122,7 @@ final class AppHarness {
 struct AppSession<T> {
     let value: T
     let entries: [TraceEntry]
+    let inputs: [TraceInput]
     /// The loop was deallocated once the app was torn down.
     let loopReleased: Bool
 
@@ -144,7 +147,7 @@ struct ScenarioOutcome {
     var timelineHidesObservers = false
 
     /// The result with the standard artifacts made from `entries`.
-    func result(name: String, entries: [TraceEntry]) -> ScenarioResult {
+    func result(name: String, entries: [TraceEntry], inputs: [TraceInput] = []) -> ScenarioResult {
         let verbose = TextLogExporter.verboseText(entries)
         var files = [
             ScenarioArtifact(fileName: "\(name).log", contents: verbose),
@@ -154,7 +157,7 @@ struct ScenarioOutcome {
         ]
         files += artifacts
         return ScenarioResult(name: name, expected: expected, produced: produced, checks: checks,
-                              fullTrace: verbose, artifacts: files, entries: entries)
+                              fullTrace: verbose, artifacts: files, entries: entries, inputs: inputs)
     }
 }
 

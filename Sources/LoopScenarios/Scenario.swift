@@ -107,9 +107,12 @@ public struct ScenarioResult: Sendable {
     public let artifacts: [ScenarioArtifact]
     /// Every entry the scenario's trace recorder kept (what `runloopkit record` writes out).
     public let entries: [TraceEntry]
+    /// The inputs (signals, sends, wake-ups) that recorder saw, placed among `entries`.
+    public let inputs: [TraceInput]
 
     public init(name: String, expected: [String], produced: [String], checks: [ScenarioCheck] = [],
-                fullTrace: String = "", artifacts: [ScenarioArtifact] = [], entries: [TraceEntry] = []) {
+                fullTrace: String = "", artifacts: [ScenarioArtifact] = [], entries: [TraceEntry] = [],
+                inputs: [TraceInput] = []) {
         self.name = name
         self.expected = expected
         self.produced = produced
@@ -117,6 +120,7 @@ public struct ScenarioResult: Sendable {
         self.fullTrace = fullTrace
         self.artifacts = artifacts
         self.entries = entries
+        self.inputs = inputs
     }
 
     /// True when the produced trace equals the expected one line for line.

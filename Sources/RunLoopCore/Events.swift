@@ -1,6 +1,7 @@
 /// One thing a loop did: an activity notification, a callout, a sleep or a wake.
 ///
-/// Delivered to ``Loop/eventSink`` on the loop's thread.
+/// Delivered to ``Loop/eventSink`` on the loop's thread, except inputs
+/// (``Kind/input(_:fromOwnerThread:)``), which come on the thread that made them.
 ///
 /// ```swift
 /// final class Printer: LoopEventSink {
@@ -24,6 +25,21 @@ public struct LoopEvent: Sendable {
         case runBegin
         /// A run ended (after Exit) with this result.
         case runEnd(Loop.RunResult)
+        /// An input to the loop, reported before it takes effect and, unlike every other kind,
+        /// on the thread that made it; `fromOwnerThread` says whether that was the loop's.
+        /// `label` is the source's or port's label ("" for a wake-up); `mode` is the running
+        /// mode (`.default` when the loop is not running). Only while some loop has a sink.
+        case input(Input, fromOwnerThread: Bool)
+    }
+
+    /// What an ``Kind/input(_:fromOwnerThread:)`` event reports.
+    public enum Input: Sendable, Equatable {
+        /// `LoopSource.signal()` on a source in this loop (S1).
+        case signal
+        /// `LoopPortSource.send` to a port in this loop; the bytes, or nil for a value message.
+        case send(bytes: [UInt8]?)
+        /// `Loop.wakeUp()` (W3).
+        case wakeUp
     }
 
     /// The kind of item a callout belongs to.
@@ -51,7 +67,8 @@ public struct LoopEvent: Sendable {
     }
 }
 
-/// Receives every event of a loop (see ``LoopEvent``). Called on the loop's thread.
+/// Receives every event of a loop (see ``LoopEvent``). Called on the loop's thread, except for
+/// inputs, which any thread may report.
 ///
 /// ```swift
 /// loop.eventSink = recorder   // any class conforming to LoopEventSink

@@ -286,6 +286,7 @@ public final class Loop: @unchecked Sendable {
     /// source.signal(); loop.wakeUp()
     /// ```
     public func wakeUp() {
+        if InputReporting.isActive { reportInput(.wakeUp, label: "") }
         // The decision and its record are made under the lock (W3); the eventfd write comes
         // after it. Written under the lock, the write wakes the loop thread, which on the same
         // CPU preempts this thread and at once blocks on the lock this thread still holds: two

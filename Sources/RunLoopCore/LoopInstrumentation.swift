@@ -46,7 +46,11 @@ extension Loop {
     }
 
     func updateInstrumentation(_ change: (inout Instrumentation) -> Void) {
-        instrumentation.withLock { change(&$0) }
+        instrumentation.withLock {
+            let hadSink = $0.sink != nil
+            change(&$0)
+            if hadSink != ($0.sink != nil) { InputReporting.loopsWithSink.wrappingAdd(hadSink ? -1 : 1, ordering: .relaxed) }
+        }
         instrumentationVersion.wrappingAdd(1, ordering: .releasing)
     }
 

@@ -81,6 +81,7 @@ public final class LoopSource: @unchecked Sendable {  // core.lock guards signal
 
     /// Marks the source signalled (S1). Thread-safe; ignored when invalid; no wake-up.
     public func signal() {
+        if InputReporting.isActive { for loop in core.loops { loop.reportInput(.signal, label: label) } }
         core.lock.withLock {
             if core.valid && signalStamp.load(ordering: .relaxed) == 0 {
                 signalStamp.store(ProcessCounters.signalStamp(), ordering: .releasing)

@@ -116,6 +116,7 @@ public final class LoopPortSource: @unchecked Sendable {
     public func send(_ message: Message, waitingUpTo timeout: Duration) throws(SendError) {
         let now = MonotonicClock.shared.nowNanoseconds
         let deadline = timeout <= .zero ? now : Nanoseconds.add(now, Nanoseconds.from(timeout))
+        if InputReporting.isActive { reportSend(message) }
         let signalled = try core.lock.withLock { () throws(SendError) -> Result<Int32, SystemCallError> in
             while core.valid && queue.count - head >= capacity {
                 guard roomChanged.wait(core.lock, untilMonotonicNanoseconds: deadline) else { break }
@@ -184,6 +185,7 @@ public final class LoopPortSource: @unchecked Sendable {
     }
 
     private func enqueue(_ message: Message) throws(SendError) {
+        if InputReporting.isActive { reportSend(message) }
         let signalled = try core.lock.withLock { () throws(SendError) -> Result<Int32, SystemCallError> in
             try appendLocked(message)
         }

@@ -87,7 +87,7 @@ case "record":
         fail("unknown scenario '\(arguments[1])'; known: \(ScenarioCatalog.all.map(\.name).joined(separator: ", "))")
     }
     let result = scenario.run(ScenarioOptions(processIsQuiet: true))
-    let trace = ReplayTrace(events: result.entries, clockStart: .zero)
+    let trace = ReplayTrace(events: result.entries, inputs: result.inputs, clockStart: .zero)
     do { try trace.write(to: arguments[2]) } catch {
         var stderr = StandardError()
         print("runloopkit: \(error)", to: &stderr)

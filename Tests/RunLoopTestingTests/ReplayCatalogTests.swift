@@ -8,10 +8,13 @@ import Testing
 /// replayed, and the two traces must be identical.
 @Suite("Replay: scenarios and random scripts replay identically")
 struct ReplayCatalogTests {
-    /// Scenarios that do not run on the virtual clock, so their traces carry real times.
+    /// Scenarios that do not run on the virtual clock, so their traces carry real times. Their
+    /// inputs are recorded (see `realClockScenariosRecordInputs`), but their cross-thread work
+    /// arrives as blocks (`performAndWake`, `perform` + `wakeUp`), which are not inputs a replay
+    /// can re-apply: only the wake-up is reported, not the block's closure.
     static let excludedScenarios: [String: String] = [
-        "wait-for-callback": "runs on MonotonicClock and waits for a callback from a network thread: its clock times are real",
-        "resident-thread": "runs Loop.current of a background thread (MonotonicClock) that other threads perform work on: real times, and where the blocks land depends on thread timing",
+        "wait-for-callback": "runs on MonotonicClock and waits for a block a network thread enqueues: real times, and the block is not a re-appliable input",
+        "resident-thread": "runs Loop.current of a background thread (MonotonicClock) that other threads perform blocks on: real times, and where the blocks land depends on thread timing",
     ]
 
     @Test("Every virtual-clock scenario of the main job replays to an identical trace",
@@ -21,13 +24,25 @@ struct ReplayCatalogTests {
         let scenario = try #require(ScenarioCatalog.named(name))
         let first = scenario.run()
         #expect(!first.entries.isEmpty, "\(name) recorded no entries")
-        let recorded = try ReplayTrace(parsing: ReplayTrace(events: first.entries, clockStart: .zero).text)
+        let recorded = try ReplayTrace(parsing: ReplayTrace(events: first.entries, inputs: first.inputs, clockStart: .zero).text)
         #expect(recorded.entries.contains { if case .calloutBegin = $0.kind { true } else { false } })
+        let inputLines = recorded.entries.filter { if case .input = $0.kind { true } else { false } }.count
+        #expect(inputLines == first.inputs.count, "\(name): \(first.inputs.count) inputs reported, \(inputLines) in the trace")
 
         let second = scenario.run()
-        let replayed = ReplayTrace(events: second.entries, clockStart: .zero)
+        let replayed = ReplayTrace(events: second.entries, inputs: second.inputs, clockStart: .zero)
         let divergence = ReplayDivergence.first(expected: recorded, actual: replayed)
         #expect(divergence == nil, "\(name): \(divergence.map(\.description) ?? "")")
+    }
+
+    @Test("The real-clock scenarios record their cross-thread wake-ups as external inputs, and their traces read back unchanged",
+          arguments: excludedScenarios.keys.sorted())
+    func realClockScenariosRecordInputs(_ name: String) throws {
+        let result = try #require(ScenarioCatalog.named(name)).run()
+        let trace = ReplayTrace(events: result.entries, inputs: result.inputs, clockStart: .zero)
+        let external = trace.entries.filter { if case .input(let input) = $0.kind { input.origin == .external } else { false } }
+        #expect(!external.isEmpty, "\(name): no input from another thread in the trace")
+        #expect(try ReplayTrace(parsing: trace.text).text == trace.text)
     }
 
     @Test("The exclusions name scenarios that exist")

@@ -108,6 +108,56 @@ struct ReplayRecordingTests {
         #expect(outcome.matches, "\(outcome)")
     }
 
+    @Test("Inputs made on the items themselves, on the loop's thread and on another, are recorded with their pass and origin")
+    func inputsWithoutTheRecorder() throws {
+        let workload: (ReplayRecorder) throws -> Void = { recorder in
+            let loop = recorder.loop
+            let inside = LoopSource(label: "inside") {}
+            let outside = LoopSource(label: "outside") {}
+            let port = LoopPortSource(label: "port") { _ in }
+            recorder.register(outside)            // only so a replay can re-apply its signal
+            for item in [inside, outside] { loop.add(item, mode: .default) }
+            loop.add(port, mode: .default)
+            try port.send([3])                    // between runs: pass 0, the loop's thread
+            loop.perform(inMode: .default, label: "b0") { inside.signal() }   // from a callout
+            loop.run(mode: .default, timeout: 0)
+            var producer: pthread_t?
+            if !recorder.isReplaying {
+                producer = startPThread(name: "producer") {
+                    guard loop.waitUntilWaiting(timeout: .seconds(10)) else {
+                        Issue.record("the loop did not start waiting within 10 s")
+                        loop.stop()
+                        return
+                    }
+                    outside.signal()
+                    loop.wakeUp()
+                }
+            }
+            let result = loop.run(mode: .default, timeout: .infinity, returnAfterSourceHandled: true)
+            if let producer { pthread_join(producer, nil) }
+            #expect(result == .handledSource, "the loop was not woken by the other thread's signal")
+            for item in [inside, outside] { item.invalidate() }
+            port.invalidate()
+        }
+        let trace = try TraceReplay.record(workload)
+        let lines = trace.text.split(separator: "\n").map(String.init)
+        let inputs = lines.filter { $0.hasPrefix("signal ") || $0.hasPrefix("send ") || $0.hasPrefix("wakeup ") }
+        #expect(inputs.count == 4, "\(inputs)")
+        #expect(inputs.first == #"send p=0 m="" t=0 from=loop label="port" payload="bytes:03""#)
+        // The block runs in the first pass of the first run.
+        #expect(inputs.dropFirst().first == #"signal p=1 m="kCFRunLoopDefaultMode" t=0 from=loop label="inside""#)
+        // The other thread's inputs sit right after the sleep of the wait they ended, with its pass.
+        let external = try #require(lines.firstIndex { $0.contains("from=external") })
+        let sleep = lines[external - 1]
+        #expect(sleep.hasPrefix("sleep "), "\(sleep)")
+        let sleepPass = sleep.split(separator: " ")[1]
+        #expect(lines[external] == #"signal \#(sleepPass) m="kCFRunLoopDefaultMode" t=0 from=external label="outside""#)
+        #expect(lines[external + 1] == #"wakeup \#(sleepPass) m="kCFRunLoopDefaultMode" t=0 from=external"#)
+
+        let outcome = try TraceReplay.replay(try ReplayTrace(parsing: trace.text), workload: workload)
+        #expect(outcome.matches, "\(outcome)")
+    }
+
     @Test("An external input naming a source the replay does not know is reported, not dropped")
     func unknownExternalSource() throws {
         let text = """

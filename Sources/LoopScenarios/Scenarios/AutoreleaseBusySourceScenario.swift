@@ -57,7 +57,7 @@ enum AutoreleaseBusySourceScenario {
                 ("pools at Entry / BeforeWaiting (never popped)", grown.enumerated().map { (Double($0.offset + 1), Double($0.element)) }),
                 ("a pool per callout", flat.enumerated().map { (Double($0.offset + 1), Double($0.element)) }),
             ]))]
-        return outcome.result(name: "autorelease-busy-source", entries: observers.entries)
+        return outcome.result(name: "autorelease-busy-source", entries: observers.entries, inputs: observers.inputs)
     }
 
     struct Measurement: Sendable {

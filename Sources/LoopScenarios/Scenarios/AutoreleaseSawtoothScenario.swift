@@ -61,7 +61,7 @@ enum AutoreleaseSawtoothScenario {
                 nested.entries, metrics: [.poolPendingEntries, .poolPeakEntries],
                 title: "autorelease-sawtooth with a pool per item: each turn peaks at \(nestedPeak) entries")),
         ]
-        return outcome.result(name: "autorelease-sawtooth", entries: flat.entries)
+        return outcome.result(name: "autorelease-sawtooth", entries: flat.entries, inputs: flat.inputs)
     }
 
     struct Turn: Sendable {

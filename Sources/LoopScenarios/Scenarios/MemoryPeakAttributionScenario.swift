@@ -108,6 +108,6 @@ enum MemoryPeakAttributionScenario {
                              contents: ChromeTraceExporter.json(session.entries, allocations: attributor,
                                                                 processName: "memory-peak-attribution")),
         ]
-        return outcome.result(name: "memory-peak-attribution", entries: session.entries)
+        return outcome.result(name: "memory-peak-attribution", entries: session.entries, inputs: session.inputs)
     }
 }

@@ -91,7 +91,7 @@ enum ResidentThreadScenario {
         }
         expected += ["stop requested (keepRunning = false + stop())", "resident thread exited"]
         return ScenarioOutcome(expected: expected, produced: lines, checks: checks, timelineHidesObservers: true)
-            .result(name: "resident-thread", entries: recorder.entries)
+            .result(name: "resident-thread", entries: recorder.entries, inputs: recorder.inputs)
     }
 }
 

@@ -104,7 +104,7 @@ enum WaitForCallbackScenario {
         ]
         let produced = recorder.entries.filter { $0.kind == .log }.map(\.label)
         return ScenarioOutcome(expected: expected, produced: produced, checks: checks, timelineHidesObservers: true)
-            .result(name: "wait-for-callback", entries: recorder.entries)
+            .result(name: "wait-for-callback", entries: recorder.entries, inputs: recorder.inputs)
     }
 }
 

@@ -37,4 +37,16 @@ public struct ReplayInput: Sendable, Equatable {
         self.action = action
         self.origin = origin
     }
+
+    /// The input a loop reported (`LoopEvent.Kind.input`); nil for any other event. A send of
+    /// a value (not bytes) gets the payload `value`, which a replay cannot rebuild.
+    public init?(reported event: LoopEvent) {
+        guard case .input(let input, let fromOwnerThread) = event.kind else { return nil }
+        let origin: Origin = fromOwnerThread ? .loop : .external
+        switch input {
+        case .signal: self.init(.signal(label: event.label), origin: origin)
+        case .send(let bytes): self.init(.send(label: event.label, payload: bytes.map(ReplayRecorder.payload) ?? "value"), origin: origin)
+        case .wakeUp: self.init(.wakeUp, origin: origin)
+        }
+    }
 }

@@ -3,12 +3,12 @@ import RunLoopKit
 import Synchronization
 
 /// Records a loop on a `VirtualClock` for replay: every loop event (through a `TraceRecorder`)
-/// and every input made through it — signals, port sends, wake-ups, fd readiness, clock advances.
+/// and every input: the signals, port sends and wake-ups the loop reports
+/// (`LoopEvent.Kind.input`), however they were made, and the fd readiness and clock advances
+/// made through the recorder.
 ///
-/// Make inputs through the recorder (`recorder.signal(source)` rather than `source.signal()`)
-/// so the trace holds them. An input made on the loop's thread is marked `from=loop`; one made
-/// on another thread (while the loop waits) is marked `from=external`, and a replay applies it
-/// itself at the same pass.
+/// An input made on the loop's thread is marked `from=loop`; one made on another thread (while
+/// the loop waits) is marked `from=external`, and a replay applies it itself at the same pass.
 ///
 /// ```swift
 /// let clock = VirtualClock()
@@ -47,6 +47,8 @@ public final class ReplayRecorder: Sendable {
         /// Replay only: the external inputs still to apply, by the pass whose wait they arrived in.
         var externalByPass: [UInt64: [ReplayInput]] = [:]
         var replayProblems: [String] = []
+        /// Replay only: the recorder is applying recorded external inputs, which it records itself.
+        var applyingExternal = false
     }
 
     /// Attaches to `loop`: a `TraceRecorder` joins its event sink (beside any sink already set).
@@ -88,23 +90,22 @@ public final class ReplayRecorder: Sendable {
     /// Makes `port` known by its label, so a replay can send to it for an external input.
     public func register(_ port: LoopPortSource) { state.withLock { $0.ports[port.label] = port } }
 
-    /// Signals `source` (S1) and records it.
+    /// Registers and signals `source` (S1). A plain `source.signal()` is recorded as well; this
+    /// also makes the source known to a replay.
     public func signal(_ source: LoopSource) {
         register(source)
-        record(.signal(label: source.label))
         source.signal()
     }
 
-    /// Sends `bytes` to `port` and records the send with the bytes as its payload identity.
+    /// Registers `port` and sends `bytes` to it; the send is recorded with the bytes as its
+    /// payload identity, as a plain `port.send(bytes)` is.
     public func send(_ bytes: [UInt8], to port: LoopPortSource) throws(LoopPortSource.SendError) {
         register(port)
-        record(.send(label: port.label, payload: Self.payload(bytes)))
         try port.send(bytes)
     }
 
-    /// Wakes the loop (W3) and records it.
+    /// Wakes the loop (W3), as `loop.wakeUp()` does; both are recorded.
     public func wakeUp() {
-        record(.wakeUp)
         loop.wakeUp()
     }
 
@@ -128,8 +129,16 @@ public final class ReplayRecorder: Sendable {
     /// reports itself waiting (`waitUntilWaiting`) just before it emits `sleep`, so an input made
     /// in that gap still lands after the `sleep` entry, where a replay re-applies it.
     private func record(_ action: ReplayInput.Action) {
-        let input = ReplayInput(action, origin: loop.isOwnerThread ? .loop : .external)
-        let time = clock.now
+        record(ReplayInput(action, origin: loop.isOwnerThread ? .loop : .external), time: clock.now)
+    }
+
+    /// An input the loop reported, on the thread that made it, before it took effect.
+    fileprivate func loopReported(_ event: LoopEvent) {
+        guard let input = ReplayInput(reported: event), !state.withLock({ $0.applyingExternal }) else { return }
+        record(input, time: event.time)
+    }
+
+    private func record(_ input: ReplayInput, time: LoopInstant) {
         let position = recordedCount
         state.withLock { state in
             switch input.origin {
@@ -172,6 +181,8 @@ public final class ReplayRecorder: Sendable {
     /// wait starts, recording each as the recording had it.
     private func applyExternalInputs(pass: UInt64) {
         let due = state.withLock { $0.externalByPass.removeValue(forKey: pass) } ?? []
+        state.withLock { $0.applyingExternal = true }
+        defer { state.withLock { $0.applyingExternal = false } }
         for input in due {
             let time = clock.now
             state.withLock { $0.inputs.append(($0.sleepPosition ?? recordedCount, input, time)) }
@@ -252,7 +263,8 @@ public enum ReplayRecorderError: Error, Sendable, Equatable, CustomStringConvert
     }
 }
 
-/// Tells the recorder when the loop begins and ends a wait (external inputs belong to a wait).
+/// Tells the recorder when the loop begins and ends a wait (external inputs belong to a wait)
+/// and which inputs it reported.
 private final class WaitTracker: LoopEventSink {
     // Weak: the loop holds this sink and the recorder holds the loop.
     weak let recorder: ReplayRecorder?
@@ -262,6 +274,7 @@ private final class WaitTracker: LoopEventSink {
         switch event.kind {
         case .sleep: recorder?.loopWillWait(pass: event.pass)
         case .wake: recorder?.loopDidWake()
+        case .input: recorder?.loopReported(event)
         default: break
         }
     }

@@ -36,6 +36,20 @@ extension ReplayTrace {
         self.init(clockStart: clockStart, entries: entries)
     }
 
+    /// A trace made from a `TraceRecorder`'s entries and the inputs it saw (`recorder.inputs`),
+    /// each input placed where the loop reported it.
+    ///
+    /// ```swift
+    /// let trace = ReplayTrace(events: recorder.entries, inputs: recorder.inputs, clockStart: .zero)
+    /// ```
+    public init(events: [TraceEntry], inputs: [TraceInput], clockStart: LoopInstant) {
+        let first = Int(events.first?.sequence ?? 0)
+        let placed = inputs.compactMap { input in
+            ReplayInput(reported: input.event).map { (max(0, input.after - first), $0, input.event.time) }
+        }
+        self.init(events: events, inputs: placed, clockStart: clockStart)
+    }
+
     private static func kind(of event: TraceEntry) -> ReplayTraceEntry.Kind? {
         switch event.kind {
         case .activity(let activity): return .activity(activity.shortName)
