@@ -30,6 +30,11 @@ public final class Loop: @unchecked Sendable {
     /// The loop's clock: real monotonic time, or a virtual clock whose waits jump.
     public let clock: any LoopClock
     let virtualClock: VirtualClock?
+    /// The clock is `MonotonicClock`: the pass reads it directly (`now()`), not through the
+    /// existential.
+    let usesMonotonicClock: Bool
+    /// Unique for the process's lifetime: timers name the loop holding them by it.
+    let identity = ProcessCounters.itemID()
     let owner: pthread_t
     let ownerTID: Int64
     let ownerName: String
@@ -96,6 +101,7 @@ public final class Loop: @unchecked Sendable {
     init(clock: any LoopClock, owner: pthread_t, ownerTID: Int64, registered: Bool, isMain: Bool) {
         self.clock = clock
         self.virtualClock = clock as? VirtualClock
+        self.usesMonotonicClock = clock is MonotonicClock
         self.owner = owner
         self.ownerTID = ownerTID
         self.ownerName = Loop.threadName(owner)
@@ -342,7 +348,7 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
         var observerBufferCapacity = 0
         var observersHeldCount = 0
         var sources: [Source0Pick] = []
-        var timers: [LoopTimer] = []
+        var timers: [DueTimer] = []
         var blocks: [PendingBlock] = []
         var async: [AsyncWork] = []
         /// One wait's ready events (token, readiness), room for `readyCapacity`.

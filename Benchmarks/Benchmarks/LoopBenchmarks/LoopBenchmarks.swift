@@ -9,6 +9,8 @@
 //   round trip     thread B posts to loop thread A, whose callout acks over an eventfd B blocks
 //                  on; beside a raw eventfd ping-pong through epoll. Every thread of these is
 //                  pinned to CPU 0 (target: ≤ 1.15× the raw floor).
+//   scale          10,000 idle source0s / fd sources and 100,000 armed timers beside a pass, and
+//                  2 loops on 2 threads, each against the same work without them (Scale.swift).
 // PollingPass.swift, SourceAndTimer.swift and RoundTrip.swift say how each peer does the work.
 //
 // Every sample runs 1,000 operations (`scalingFactor: .kilo`); set-up and a warm-up stay
@@ -39,4 +41,5 @@ let benchmarks: @Sendable () -> Void = {
     registerSourceBenchmarks()
     registerTimerBenchmarks()
     registerRoundTripBenchmarks()
+    registerScaleBenchmarks()
 }
