@@ -30,7 +30,7 @@ public final class Loop: @unchecked Sendable {
     /// The loop's clock: real monotonic time, or a virtual clock whose waits jump.
     public let clock: any LoopClock
     let virtualClock: VirtualClock?
-    /// The clock is `MonotonicClock`: the pass reads it directly (`now()`), not through the
+    /// The clock is `MonotonicClock`: the pass reads it directly (`clockNanoseconds()`), not through the
     /// existential.
     let usesMonotonicClock: Bool
     /// Unique for the process's lifetime: timers name the loop holding them by it.

@@ -36,8 +36,8 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// Guards `signalled` and the `queued`/`active` flags of the mode's source0 registrations.
     /// A leaf lock: taken with the loop's lock and a source's lock held, never the reverse.
     let signalLock = PThreadMutex()
-    /// The registrations of this mode's sources0 signalled since the last pass took them, each
-    /// once: the pass looks at the sources signalled, not at every source of the mode (S2).
+    /// The registrations of this mode's sources0 that were signalled and not yet found
+    /// performed, each once: the pass looks at these, not at every source of the mode (S2).
     /// Only with `signalLock` held. `@exclusivity(unchecked)`: the lock serialises access.
     @exclusivity(unchecked) var signalled: [Source0Registration] = []
     /// Bumped under the loop's lock with every change of `observers` (`observersChanged`), so
