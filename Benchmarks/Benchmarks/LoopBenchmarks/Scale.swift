@@ -12,8 +12,9 @@ import Glibc
 //
 //   idle items     a polling pass + 1 callout in a mode that also holds 10,000 idle source0s,
 //                  10,000 idle fd sources or 100,000 armed timers due in an hour or more, vs
-//                  the same pass in a mode without them (fd sources: with one idle fd source,
-//                  since the first one already makes the pass wait in epoll; target ≤ 1.10×);
+//                  the same pass in a mode without them (fd sources: with one, since the first
+//                  one already makes the pass wait in epoll; timers: with one, since the first
+//                  one makes the pass read the clock; target ≤ 1.10×);
 //                  and a due timer firing beside the 100,000 armed timers vs alone.
 //   threads        the polling pass run at once on 2 loops, each on its own thread pinned to
 //                  its own CPU (0 and 1: this machine has 2), vs one loop alone on CPU 0; time
@@ -122,8 +123,16 @@ func registerScaleBenchmarks() {
         fillOnce(loop, mode) { armTimers(loop, mode) }
         measurePollingPasses(benchmark, loop, mode, "Loop pass beside armed timers")
     }
-    Benchmark("\(timersWork) · \(none)") { benchmark in
-        measurePollingPasses(benchmark, Loop.current, Loop.Mode("scale empty"), "Loop pass, empty mode")
+    Benchmark("\(timersWork) · Loop, 1 armed timer in the mode") { benchmark in
+        let loop = Loop.current
+        let mode = Loop.Mode("scale one armed timer")
+        fillOnce(loop, mode) {
+            guard let timer = try? LoopTimer(after: .seconds(3600), clock: loop.clock, label: "armed",
+                                              { _ in calloutCount &+= 1 }) else { return }
+            loop.add(timer, mode: mode)
+            scaleItems.append(timer)
+        }
+        measurePollingPasses(benchmark, loop, mode, "Loop pass beside one armed timer")
     }
 
     let dueWork = "scale: due timer fires, 100,000 armed timers in the mode"
