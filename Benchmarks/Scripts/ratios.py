@@ -52,7 +52,11 @@ def parse(paths):
 
 
 def per_sample(work):
-    return 1 if "(per commit)" in work else 1000
+    """Operations per sample: 1 for "(per commit)", N for "(per N layers)", else 1,000."""
+    if "(per commit)" in work:
+        return 1
+    match = re.search(r"\(per (\d+) layers\)", work)
+    return int(match.group(1)) if match else 1000
 
 
 def ratios(results):

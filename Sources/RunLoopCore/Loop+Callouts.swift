@@ -171,14 +171,10 @@ extension Loop {
     /// only the first. Returns whether any was performed — ORed as Darwin's CF-1153 does, not the Linux CF's
     /// last-one-wins (S4).
     func doSources0(_ state: ModeState, _ frame: RunFrame, stopAfterHandle: Bool) -> Bool {
-        // A source added by another thread meanwhile is as if added after this step.
-        guard state.hasSources0.load(ordering: .acquiring) else { return false }
-        lock.lock()
-        for source in state.guarded.sources0 {
-            let stamp = source.signalStamp.load(ordering: .acquiring)
-            if stamp != 0 && source.core.isValid { frame.scratch.pointee.sources.append(Source0Pick(source: source, order: source.order, stamp: stamp)) }
-        }
-        lock.unlock()
+        // Only the sources signalled for this mode are looked at (see `Source0Registration`);
+        // one signalled by another thread meanwhile is as if signalled after this step.
+        guard state.hasSignalled.load(ordering: .acquiring) else { return false }
+        state.takeSignalled(into: &frame.scratch.pointee.sources)
         if frame.scratch.pointee.sources.isEmpty { return false }
         sortPicks(&frame.scratch.pointee.sources)
 
@@ -264,49 +260,54 @@ extension Loop {
 
     // MARK: Timers (T4, T5)
 
-    /// Fires every valid, non-firing timer due at `now`, in fire-date order (T4).
-    func doTimers(_ state: ModeState, _ frame: RunFrame) {
-        let now = clock.nowNanoseconds
+    /// Fires every valid, non-firing timer due at `now`, in fire-date order (T4). `known` is
+    /// a clock reading the pass has just taken to find a timer due, used instead of reading
+    /// the clock again. Called with the lock released; returns with it held, as the pass
+    /// goes on to its exit checks (one lock round trip fewer per timer pass).
+    func doTimers(_ state: ModeState, _ frame: RunFrame, now known: UInt64? = nil) {
+        let now = known ?? clockNanoseconds()
         lock.lock()
-        for timer in state.guarded.timers {
-            let (date, eligible) = timer.core.lock.withLock {
-                (timer.fireDate, timer.core.valid && !timer.firing)
-            }
-            if date > now { break }
-            if eligible { frame.scratch.pointee.timers.append(timer) }
-        }
-        lock.unlock()
+        state.guarded.timers.collectDue(now: now, into: &frame.scratch.pointee.timers)
+        var fired = false
         var index = 0
         while index < frame.scratch.pointee.timers.count {
-            let timer = frame.scratch.pointee.timers[index]
+            let timer = frame.scratch.pointee.timers[index].timer
             index += 1
-            doTimer(timer, state, limit: now)
+            // The lock is held here: from the collection, or from the previous timer.
+            if doTimerLocked(timer, state, limit: now) { fired = true }
         }
         frame.scratch.pointee.timers.truncate(to: 0)
-        lock.withLock { state.rearm(waiting: false) }
+        // A fired timer re-armed its modes as it moved or left; otherwise re-arm here.
+        if !fired { state.rearm(waiting: false) }
     }
 
     /// T5: fire one timer, then invalidate it (one-shot), keep a date set in the callout, or
-    /// advance it on its original grid past `now`, skipping missed ticks.
-    private func doTimer(_ timer: LoopTimer, _ state: ModeState, limit: UInt64) {
+    /// advance it on its original grid past `now`, skipping missed ticks. Returns whether it
+    /// fired. Called and returns with the loop's lock held; the callout runs without it.
+    private func doTimerLocked(_ timer: LoopTimer, _ state: ModeState, limit: UInt64) -> Bool {
+        // The loop's lock, then the timer's (the lock order): one critical section checks the
+        // timer, marks it firing and re-arms its modes without it (T5.2).
         let started: (old: UInt64, oneShot: Bool)? = timer.core.lock.withLock {
-            let mine = timer.core.homes.contains { $0.loop === self }
-            guard timer.core.valid, timer.fireDate <= limit, !timer.firing, mine else { return nil }
+            guard timer.core.valid, timer.fireDate <= limit, !timer.firing,
+                  timer.placements.contains(where: { $0.loopID == identity }) else { return nil }
             timer.firing = true
             timer.rescheduledInCallout = false
+            for slot in timer.placements where slot.loopID == identity {
+                slot.mode._withUnsafeGuaranteedRef { $0.rearm(waiting: false) }
+            }
             return (timer.fireDate, timer.intervalNs == 0)
         }
-        guard let started else { return }
-        // T5.2: re-arm for the next timer while this one fires (it is excluded as firing).
-        lock.withLock { for s in guarded.modes.values where s.guarded.timers.contains(where: { $0 === timer }) { s.rearm(waiting: false) } }
+        guard let started else { return false }
+        lock.unlock()
         callOut(.timer, timer.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_TIMER__(timer) }
         if started.oneShot { timer.invalidate() }
-        let stillValid: Bool = timer.core.lock.withLock {
+        // Catch-up coalescing on the original grid (T5.6) needs the time after the callout.
+        let now = started.oneShot ? 0 : clockNanoseconds()
+        lock.lock()
+        timer.core.lock.withLock {
             timer.firing = false
-            guard timer.core.valid else { return false }
+            guard timer.core.valid else { return }
             if !timer.rescheduledInCallout {
-                // Catch-up coalescing on the original grid (T5.6).
-                let now = clock.nowNanoseconds
                 let interval = timer.intervalNs
                 var next = started.old
                 if next <= now {
@@ -319,8 +320,8 @@ extension Loop {
                 timer.fireDate = next
             }
             timer.rescheduledInCallout = false
-            return true
+            repositionLocked(timer)
         }
-        if stillValid { reposition(timer) }
+        return true
     }
 }

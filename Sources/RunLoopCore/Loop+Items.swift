@@ -223,11 +223,18 @@ extension Loop {
 
     /// T5/T6: re-sort a timer whose date changed in every mode holding it, and re-arm.
     func reposition(_ timer: LoopTimer) {
-        lock.withLock {
-            for state in guarded.modes.values {
-                guard let i = state.guarded.timers.firstIndex(where: { $0 === timer }) else { continue }
-                state.guarded.timers.remove(at: i)
-                state.insertSorted(timer)
+        lock.withLock { timer.core.lock.withLock { repositionLocked(timer) } }
+    }
+
+    /// `reposition` with the loop's lock and the timer's lock held: each of the timer's modes
+    /// in this loop moves it to its current date (counting as inserted last among timers of
+    /// that date, T2) and re-arms.
+    func repositionLocked(_ timer: LoopTimer) {
+        let date = timer.fireDate
+        let tolerance = timer.effectiveToleranceNsLocked
+        for slot in timer.placements where slot.loopID == identity {
+            slot.mode._withUnsafeGuaranteedRef { state in
+                state.guarded.timers.update(at: slot.index, date: date, tolerance: tolerance)
                 state.rearm(waiting: guarded.sleeping)
             }
         }

@@ -102,7 +102,7 @@ extension Loop {
     @discardableResult
     func runSpecific(_ name: Loop.Mode, timeout: RunTimeout, stopAfterHandle: Bool) -> Loop.RunResult {
         // R1: the common-modes pseudo-mode cannot be run.
-        if name == .common {
+        if name.isCommonModes {
             Diagnostics.report(.warning, .runCommonModes,
                                "invalid mode 'kCFRunLoopCommonModes' provided to Loop.run; returning .finished")
             return .finished
@@ -216,7 +216,7 @@ extension Loop {
         switch timeout.nanoseconds {
         case 0: deadline = 0
         case .max: deadline = .max
-        case let span: deadline = Nanoseconds.add(clock.nowNanoseconds, span)
+        case let span: deadline = Nanoseconds.add(clockNanoseconds(), span)
         }
         var didDispatchPortLastTime = true
 
@@ -246,6 +246,7 @@ extension Loop {
             let poll = handled || deadline == 0                          // L-a
 
             var live = LivePort.none
+            var timerNow: UInt64? = nil   // the clock reading that found a timer due, if any
             // The async queue fast path: work already waiting is serviced without
             // BW/AW, but never twice in a row.
             if asyncPort >= 0 && !didDispatchPortLastTime && asyncReadyNow() {
@@ -263,7 +264,13 @@ extension Loop {
                     // A quiet poll makes no system call: it is over within this critical
                     // section, so no other thread can tell it from no wait at all (W4), and the
                     // pass goes on to its exit checks without another lock round trip.
-                    live = armed != .max && armed <= clock.nowNanoseconds ? .timer : .none
+                    if armed != .max {
+                        let now = clockNanoseconds()
+                        if armed <= now {
+                            live = .timer
+                            timerNow = now
+                        }
+                    }
                     frame.ignoreWakeUps = true                           // W3
                 } else {
                     guarded.sleeping = true                                      // W4
@@ -295,8 +302,7 @@ extension Loop {
                 return .finished                                         // reported by `wait`
             case .timer:
                 lock.unlock()
-                doTimers(state, frame)                                   // L-b, T4
-                lock.lock()
+                doTimers(state, frame, now: timerNow)                    // L-b, T4; returns locked
             case .async:
                 lock.unlock()
                 drainAsyncQueue(state, frame)                            // X4
@@ -320,7 +326,7 @@ extension Loop {
 
             // Exit checks in CF's order (L-e); emptiness only now (L-f).
             if handled && stopAfterHandle { return .handledSource }
-            if deadline == 0 || deadline <= clock.nowNanoseconds { return .timedOut }
+            if deadline == 0 || deadline <= clockNanoseconds() { return .timedOut }
             if consumeStop(state, frame) { return .stopped }
             if isEmptyLocked(state) { return .finished }
             lock.unlock()
@@ -341,4 +347,20 @@ extension Loop {
         }
         return false
     }
+}
+
+extension Loop {
+    /// The loop clock's reading in nanoseconds; the monotonic clock is read directly, without
+    /// a call through the `any LoopClock` existential.
+    @inline(__always)
+    func clockNanoseconds() -> UInt64 {
+        usesMonotonicClock ? rlk_monotonic_ns() : clock.nowNanoseconds
+    }
+}
+
+extension Loop.Mode {
+    /// `self == .common`, answered at once for the default mode: both names have 21
+    /// characters, so a plain comparison compares their bytes on every run of the default mode.
+    @inline(__always)
+    var isCommonModes: Bool { self != .default && self == .common }
 }

@@ -31,6 +31,11 @@ public final class Loop: @unchecked Sendable {
     /// The loop's clock: real monotonic time, or a virtual clock whose waits jump.
     public let clock: any LoopClock
     let virtualClock: VirtualClock?
+    /// The clock is `MonotonicClock`: the pass reads it directly (`clockNanoseconds()`), not through the
+    /// existential.
+    let usesMonotonicClock: Bool
+    /// Unique for the process's lifetime: timers name the loop holding them by it.
+    let identity = ProcessCounters.itemID()
     let owner: pthread_t
     let ownerTID: Int64
     let ownerName: String
@@ -157,6 +162,7 @@ public final class Loop: @unchecked Sendable {
                  descriptors: (wake: Int32, async: Int32)) {
         self.clock = clock
         self.virtualClock = clock as? VirtualClock
+        self.usesMonotonicClock = clock is MonotonicClock
         self.owner = owner
         self.ownerTID = ownerTID
         self.ownerName = Loop.threadName(owner)
@@ -439,7 +445,7 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
         var observerBufferCapacity = 0
         var observersHeldCount = 0
         var sources: [Source0Pick] = []
-        var timers: [LoopTimer] = []
+        var timers: [DueTimer] = []
         var blocks: [PendingBlock] = []
         var async: [AsyncWork] = []
         /// One wait's ready events (token, readiness), room for `readyCapacity`.

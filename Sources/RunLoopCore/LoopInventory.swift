@@ -33,7 +33,7 @@ extension Loop {
                     mode: name, observers: state.guarded.observers, sources0: state.guarded.sources0,
                     ports: state.guarded.ports.values.sorted { $0.core.id < $1.core.id },
                     fileSources: state.guarded.files.values.sorted { $0.core.id < $1.core.id },
-                    timers: state.guarded.timers)
+                    timers: state.guarded.timers.inFiringOrder)
             }
             let blocks = guarded.blocks.map { block -> (label: String, modes: [Loop.Mode]) in
                 switch block.target {

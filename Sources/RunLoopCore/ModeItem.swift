@@ -43,15 +43,15 @@ extension LoopObserver: ModeItem {
 
 extension LoopSource: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopSource]> { \.sources0 }
-    func isHeld(by state: ModeState) -> Bool { state.guarded.sources0.contains { $0 === self } }
+    func isHeld(by state: ModeState) -> Bool { isRegistered(in: state) }
     func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
         state.guarded.sources0.append(self)
-        state.sources0Changed()
+        register(in: state)
         return nil
     }
     func erase(from state: ModeState, of loop: Loop) {
+        unregister(from: state)
         state.guarded.sources0.removeAll { $0 === self }
-        state.sources0Changed()
     }
     func didJoin(_ loop: Loop, modes: [Loop.Mode]) {
         if let scheduleCallout { for mode in modes { scheduleCallout(loop, mode) } }
@@ -63,14 +63,23 @@ extension LoopSource: ModeItem {
 
 extension LoopTimer: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopTimer]> { \.timers }
-    func isHeld(by state: ModeState) -> Bool { state.guarded.timers.contains { $0 === self } }
+    func isHeld(by state: ModeState) -> Bool { core.lock.withLock { placements.contains { $0.modeID == state.id } } }
     func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
-        state.insertSorted(self)
+        let slot = TimerSlot(loopID: loop.identity, mode: state)
+        let (date, tolerance) = core.lock.withLock {
+            placements.removeAll { $0.loopID != loop.identity }  // left by a loop dropped without tear-down
+            placements.append(slot)
+            return (fireDate, effectiveToleranceNsLocked)
+        }
+        state.guarded.timers.insert(self, date: date, tolerance: tolerance, slot: slot)
         state.rearm(waiting: loop.guarded.sleeping)  // T6: a sleeping run re-arms, no wake-up needed
         return nil
     }
     func erase(from state: ModeState, of loop: Loop) {
-        state.guarded.timers.removeAll { $0 === self }
+        let slot: TimerSlot? = core.lock.withLock {
+            placements.firstIndex { $0.modeID == state.id }.map { placements.remove(at: $0) }
+        }
+        if let slot { state.guarded.timers.remove(at: slot.index) }
         state.rearm(waiting: loop.guarded.sleeping)
     }
 }

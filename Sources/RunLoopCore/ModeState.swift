@@ -1,4 +1,5 @@
 import CRunLoopShims
+import PThreads
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -24,12 +25,21 @@ enum WaitToken {
 /// recompute how far to jump.
 final class ModeState: @unchecked Sendable {  // every var is guarded by the owning loop's lock
     let mode: Loop.Mode
+    /// Unique for the process's lifetime: items name the modes holding them by it.
+    let id = ProcessCounters.itemID()
     /// OR of every activity ever observed in this mode; never cleared (O3). Atomic so the pass
     /// can test it without the lock.
     let observerMask = Atomic<UInt32>(0)
-    /// Mirror of `!sources0.isEmpty`, written under the loop's lock with every change of
-    /// `sources0` (`sources0Changed`), so a pass in a mode without sources0 skips the lock.
-    let hasSources0 = Atomic<Bool>(false)
+    /// Mirror of `!signalled.isEmpty`, written under `signalLock`, so a pass with no signalled
+    /// source0 takes no lock.
+    let hasSignalled = Atomic<Bool>(false)
+    /// Guards `signalled` and the `queued`/`active` flags of the mode's source0 registrations.
+    /// A leaf lock: taken with the loop's lock and a source's lock held, never the reverse.
+    let signalLock = PThreadMutex()
+    /// The registrations of this mode's sources0 that were signalled and not yet found
+    /// performed, each once: the pass looks at these, not at every source of the mode (S2).
+    /// Only with `signalLock` held. `@exclusivity(unchecked)`: the lock serialises access.
+    @exclusivity(unchecked) var signalled: [Source0Registration] = []
     /// Bumped under the loop's lock with every change of `observers` (`observersChanged`), so
     /// a notification whose snapshot is still current skips the lock (see `doObservers`).
     let observersVersion = Atomic<UInt64>(1)
@@ -82,6 +92,12 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         return .success(ModeState(mode: mode, epollFD: epollFD, timerFD: timerFD, wakeFD: wakeFD, virtualClock: virtualClock))
     }
 
+    deinit {
+        // A loop dropped without tear-down: its sources0 must not reach this mode any more
+        // (`Source0Registration.mode` is unretained).
+        for source in guarded.sources0 { source.unregister(from: self) }
+    }
+
     /// Closes the mode's descriptors (loop teardown).
     func closeDescriptors() {
         closeDescriptor(epollFD, "the wait set of mode '\(mode)'")
@@ -90,9 +106,6 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
 
     /// Call after every change of `observers`. Lock held.
     func observersChanged() { observersVersion.wrappingAdd(1, ordering: .releasing) }
-
-    /// Call after every change of `sources0`. Lock held.
-    func sources0Changed() { hasSources0.store(!guarded.sources0.isEmpty, ordering: .releasing) }
 
     var isEmptyOfItems: Bool {
         guarded.sources0.isEmpty && guarded.ports.isEmpty && guarded.files.isEmpty && guarded.timers.isEmpty
@@ -112,17 +125,7 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// ≤ `hard`, so timers within each other's tolerance fire in one pass, and a lone timer
     /// is never delayed for nothing.
     func rearm(waiting: Bool) {
-        var hard = UInt64.max
-        var wake = UInt64.max
-        for timer in guarded.timers {
-            let (date, tolerance, skip) = timer.core.lock.withLock {
-                (timer.fireDate, timer.effectiveToleranceNsLocked, timer.firing || !timer.core.valid)
-            }
-            if skip { continue }
-            if date > hard { break }  // sorted by date: no later timer can join the group
-            hard = min(hard, Nanoseconds.add(date, tolerance))
-            wake = date
-        }
+        let wake = guarded.timers.wakeDeadline()
         guard wake != guarded.armedDeadline else { return }
         guarded.armedDeadline = wake
         guard waiting else { return }
@@ -159,18 +162,6 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         return true
     }
 
-    /// Inserts `timer` after every timer firing at or before its date (T2). Lock held.
-    func insertSorted(_ timer: LoopTimer) {
-        let date = timer.core.lock.withLock { timer.fireDate }
-        var low = 0, high = guarded.timers.count
-        while low < high {
-            let mid = (low + high) / 2
-            let other = guarded.timers[mid].core.lock.withLock { guarded.timers[mid].fireDate }
-            if other <= date { low = mid + 1 } else { high = mid }
-        }
-        guarded.timers.insert(timer, at: low)
-    }
-
     /// Inserts `observer` after the last observer with `order <= observer.order` (O1). Lock held.
     func insertSorted(_ observer: LoopObserver) {
         var index = guarded.observers.count
@@ -193,8 +184,8 @@ struct ModeGuardedState {
     var files: [UInt64: LoopFileSource] = [:]
     /// Sorted by `order`, ties in insertion order (O1).
     var observers: [LoopObserver] = []
-    /// Sorted by fire date, ties in insertion order (T2).
-    var timers: [LoopTimer] = []
+    /// Ordered by fire date, ties in insertion order (T2); see `TimerQueue`.
+    var timers = TimerQueue()
     /// When the mode's timer descriptor fires (`.max` = disarmed); see `rearm` (T3, T8).
     var armedDeadline: UInt64 = .max
     /// The async queue's descriptor while it is in `epollFD`, else -1 (L1, see

@@ -62,6 +62,9 @@ public final class LoopSource: @unchecked Sendable {  // core.lock guards signal
     /// 0 when not signalled; otherwise the stamp of the first signal (S1: first signal wins).
     /// Written under core.lock by `signal`/`invalidate`; the loop reads and clears it atomically.
     let signalStamp = Atomic<UInt64>(0)
+    /// One per mode holding the source (`SignalledSources.swift`), under `core.lock`.
+    /// `@exclusivity(unchecked)`: the lock serialises access; `signal` reads it on every call.
+    @exclusivity(unchecked) var registrations: [Source0Registration] = []
 
     /// - Parameters:
     ///   - order: signalled sources run in ascending order, ties in signal order (S2).
@@ -85,6 +88,7 @@ public final class LoopSource: @unchecked Sendable {  // core.lock guards signal
         core.lock.withLock {
             if core.valid && signalStamp.load(ordering: .relaxed) == 0 {
                 signalStamp.store(ProcessCounters.signalStamp(), ordering: .releasing)
+                for registration in registrations { registration.enqueue() }
             }
         }
     }

@@ -66,17 +66,20 @@ extension Loop {
         for name in guarded.modeOrder {
             let state = guarded.modes[name]!
             for source in state.guarded.sources0 {
+                source.unregister(from: state)
                 source.core.unbind(self)
                 cancels.append((source, name))
             }
             state.guarded.sources0.removeAll()
-            state.sources0Changed()
             for port in state.guarded.ports.values { port.core.unbind(self) }
             state.guarded.ports.removeAll()
             for file in state.guarded.files.values { file.core.unbind(self) }
             state.guarded.files.removeAll()
-            for timer in state.guarded.timers { timer.core.unbind(self) }
-            state.guarded.timers.removeAll()
+            for timer in state.guarded.timers.removeAll() {
+                timer.core.lock.withLock { timer.placements.removeAll { $0.modeID == state.id } }
+                timer.core.unbind(self)
+            }
+            state.rearm(waiting: false)
             observers.append(contentsOf: state.guarded.observers)
             state.guarded.observers.removeAll()
             state.observersChanged()

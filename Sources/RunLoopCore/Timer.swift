@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A timer (T1–T10): fires once, or repeatedly on a fixed grid, in the modes it was added to.
 ///
 /// Timers fire only after the loop waited (L-b). A repeating timer that falls behind skips
@@ -22,7 +24,16 @@ public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded
     /// Nanoseconds between fires; 0 for a one-shot timer.
     let intervalNs: UInt64
     private var toleranceNs: UInt64
-    var firing = false
+    /// Inside its callout (T5). Written under `core.lock`; atomic so the pass and `rearm` read
+    /// it without the timer's lock.
+    var firing: Bool {
+        get { firingFlag.load(ordering: .relaxed) }
+        set { firingFlag.store(newValue, ordering: .relaxed) }
+    }
+    private let firingFlag = Atomic<Bool>(false)
+    /// One slot per mode holding the timer (`TimerQueue`), under `core.lock`.
+    /// `@exclusivity(unchecked)`: the lock serialises access; every fire reads it twice.
+    @exclusivity(unchecked) var placements: [TimerSlot] = []
     /// `setNextFireDate` was called during the callout: keep that date (T5).
     var rescheduledInCallout = false
 

@@ -59,7 +59,9 @@ struct EchoLoadTests {
 
         // Nothing left: no socket on the server's port, no server thread, RSS near where it was.
         #expect(ProcessReadings.openSockets(port: server.port) == 0, "sockets on the server's port are still open")
-        #expect(ProcessReadings.threads(named: ServerThread.threadName) == threadsBefore)
+        // Other suites' servers run in parallel and may end meanwhile: ours adds none that stays.
+        #expect(ProcessReadings.threads(named: ServerThread.threadName) <= threadsBefore,
+                "a server thread outlived the load test")
         let residentAfter = ProcessReadings.residentBytes
         // The process-wide figures, for the record (other suites open and close their own in parallel).
         print("EchoLoad: \(statistics); RSS \(residentBefore / 1024) → \(residentAfter / 1024) KiB, "

@@ -114,7 +114,7 @@ struct ReplayRecordingTests {
             let loop = recorder.loop
             let inside = LoopSource(label: "inside") {}
             let outside = LoopSource(label: "outside") {}
-            let port = LoopPortSource(label: "port") { _ in }
+            let port = try LoopPortSource(label: "port") { _ in }
             recorder.register(outside)            // only so a replay can re-apply its signal
             for item in [inside, outside] { loop.add(item, mode: .default) }
             loop.add(port, mode: .default)

@@ -11,8 +11,10 @@
 //                  pinned to CPU 0 (target: ≤ 1.15× the raw floor).
 //   executor hop   a task awaits an actor whose executor is the loop, a SwiftNIO event loop or
 //                  a serial DispatchQueue (target: ≤ 1.0× NIO; mallocs per job).
-// PollingPass.swift, SourceAndTimer.swift, RoundTrip.swift and ExecutorHop.swift say how each
-// peer does the work.
+//   scale          10,000 idle source0s / fd sources and 100,000 armed timers beside a pass, and
+//                  2 loops on 2 threads, each against the same work without them (Scale.swift).
+// PollingPass.swift, SourceAndTimer.swift, RoundTrip.swift, ExecutorHop.swift and Scale.swift say
+// how each peer does the work.
 //
 // Every sample runs 1,000 operations (`scalingFactor: .kilo`); set-up and a warm-up stay
 // outside the measured span, so the malloc counts are the steady state's.
@@ -43,4 +45,5 @@ let benchmarks: @Sendable () -> Void = {
     registerTimerBenchmarks()
     registerRoundTripBenchmarks()
     registerExecutorHopBenchmarks()
+    registerScaleBenchmarks()
 }

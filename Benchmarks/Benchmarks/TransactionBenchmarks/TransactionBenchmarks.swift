@@ -11,6 +11,10 @@
 //                   depth 8, N = 16 / 256 / 4096; user callbacks are empty, so time / N is the
 //                   pipeline's cost per layer (target ≤ 50 ns, linear in N). Baselines: the
 //                   dirty-list flush of the same N nodes; walk and lay out + display the whole tree.
+//   linearity       mark every layer of a depth-8 tree of N layers dirty and commit, N = 16 /
+//                   256 / 4,096 / 65,536, repeated to 65,536 layers per sample, so each row is a
+//                   cost per layer; the 65,536-layer commit is "ours", the smaller ones its peers
+//                   (linear: ≈ 1× or below, as a small commit carries the fixed cost per commit).
 //   idle check      commitIfNeeded(reason: .beforeWaiting) with nothing to do (target ≤ 20 ns,
 //                   0 mallocs), vs an empty dirty-list flush and the naive walk of a 64-layer tree.
 import Benchmark
@@ -261,6 +265,29 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.startMeasurement()
             layOutAndDisplayEverything(root)
             benchmark.stopMeasurement()
+        }
+    }
+
+    // MARK: linearity: per-layer cost of commits of 16 … 65,536 layers
+
+    let layersPerSample = 65_536
+    let linear = "mark + commit, every layer dirty, depth-8 tree (per 65536 layers)"
+    for layerCount in [65_536, 4096, 256, 16] {
+        let name = layerCount == layersPerSample ? ours : "\(ours), \(layerCount)-layer commits"
+        Benchmark("\(linear) · \(name)", configuration: .init(metrics: metrics, scalingFactor: .one, maxDuration: maxSampling)) { benchmark in
+            let pipeline = Fixtures.sharedPipeline
+            pipeline.asCurrent {
+                let layers = Fixtures.tree(layerCount).layers
+                benchmark.startMeasurement()
+                for _ in 0..<(layersPerSample / layerCount) {
+                    for layer in layers {
+                        layer.setNeedsLayout()
+                        layer.setNeedsDisplay()
+                    }
+                    pipeline.commitIfNeeded(reason: .beforeWaiting)
+                }
+                benchmark.stopMeasurement()
+            }
         }
     }
 

@@ -1,0 +1,213 @@
+import Benchmark
+import CBenchSupport
+import RunLoopCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Scale (issue 12, item 4): what items registered but idle cost a pass, and whether loops on
+// separate threads slow each other down. Every work here compares `Loop` with `Loop` itself
+// in a smaller setting, so the ratio reads "how much the extra items or threads add":
+//
+//   idle items     a polling pass + 1 callout in a mode that also holds 10,000 idle source0s,
+//                  10,000 idle fd sources or 100,000 armed timers due in an hour or more, vs
+//                  the same pass in a mode without them (fd sources: with one, since the first
+//                  one already makes the pass wait in epoll; timers: with one, since the first
+//                  one makes the pass read the clock; target ≤ 1.10×);
+//                  and a due timer firing beside the 100,000 armed timers vs alone.
+//   threads        the polling pass run at once on 2 loops, each on its own thread pinned to
+//                  its own CPU (0 and 1: this machine has 2), vs one loop alone on CPU 0; time
+//                  per pass of each thread (linear scaling: ≈ 1×).
+//
+// The items live in modes of their own ("scale …"), built once per process, so they never
+// reach the other benchmarks' default mode.
+
+/// The sizes the issue asks for.
+let idleSources0 = 10_000
+let idleFileSources = 10_000
+let armedTimers = 100_000
+
+/// Modes filled once per benchmark process and kept (one loop per thread: the runner's).
+nonisolated(unsafe) var filledScaleModes: Set<String> = []
+/// What the filled modes hold, kept alive for the process's lifetime.
+nonisolated(unsafe) var scaleItems: [AnyObject] = []
+
+/// Fills `mode` of `loop` once with `fill`; later samples reuse it.
+func fillOnce(_ loop: Loop, _ mode: Loop.Mode, _ fill: () -> Void) {
+    guard !filledScaleModes.contains(mode.name) else { return }
+    fill()
+    filledScaleModes.insert(mode.name)
+}
+
+/// The polling pass of `PollingPass.swift` with no hooks, run in `mode`.
+func measurePollingPasses(_ benchmark: Benchmark, _ loop: Loop, _ mode: Loop.Mode, _ what: String) {
+    measurePasses(benchmark, what) {
+        loop.perform(inMode: mode, label: "bench") { calloutCount &+= 1 }
+        loop.run(mode: mode, timeout: 0)
+    }
+}
+
+func registerScaleBenchmarks() {
+    let none = "Loop, none in the mode"
+
+    // MARK: idle source0s
+
+    let sourcesWork = "scale: polling pass + 1 callout, 10,000 idle source0s in the mode"
+    Benchmark("\(sourcesWork) · Loop") { benchmark in
+        let loop = Loop.current
+        let mode = Loop.Mode("scale sources0")
+        fillOnce(loop, mode) {
+            for index in 0..<idleSources0 {
+                let source = LoopSource(order: index % 7, label: "idle") { calloutCount &+= 1 }
+                loop.add(source, mode: mode)
+                scaleItems.append(source)
+            }
+        }
+        measurePollingPasses(benchmark, loop, mode, "Loop pass beside idle source0s")
+    }
+    Benchmark("\(sourcesWork) · \(none)") { benchmark in
+        measurePollingPasses(benchmark, Loop.current, Loop.Mode("scale empty"), "Loop pass, empty mode")
+    }
+
+    // MARK: idle fd sources
+
+    let filesWork = "scale: polling pass + 1 callout, 10,000 idle fd sources in the mode"
+    Benchmark("\(filesWork) · Loop") { benchmark in
+        let loop = Loop.current
+        let mode = Loop.Mode("scale fd sources")
+        var refused = 0
+        fillOnce(loop, mode) {
+            for _ in 0..<idleFileSources {
+                let fd = bench_eventfd()   // never written: never readable
+                guard fd >= 0 else { refused += 1; continue }
+                let source = LoopFileSource(fd: fd, events: .readable, label: "idle") { _ in calloutCount &+= 1 }
+                if loop.add(source, mode: mode) != .added { refused += 1 }
+                scaleItems.append(source)
+            }
+        }
+        if refused > 0 {
+            benchmark.error("\(refused) of \(idleFileSources) idle fd sources could not be made or added (ulimit -n?)")
+            return
+        }
+        measurePollingPasses(benchmark, loop, mode, "Loop pass beside idle fd sources")
+    }
+    Benchmark("\(filesWork) · Loop, 1 idle fd source in the mode") { benchmark in
+        let loop = Loop.current
+        let mode = Loop.Mode("scale one fd source")
+        fillOnce(loop, mode) {
+            let fd = bench_eventfd()
+            let source = LoopFileSource(fd: fd, events: .readable, label: "idle") { _ in calloutCount &+= 1 }
+            loop.add(source, mode: mode)
+            scaleItems.append(source)
+        }
+        measurePollingPasses(benchmark, loop, mode, "Loop pass beside one idle fd source")
+    }
+
+    // MARK: armed timers
+
+    /// Adds `armedTimers` timers due an hour or more from now, spread over a minute.
+    func armTimers(_ loop: Loop, _ mode: Loop.Mode) {
+        for index in 0..<armedTimers {
+            guard let timer = try? LoopTimer(after: .seconds(3600) + .microseconds(index * 600), clock: loop.clock,
+                                             label: "armed", { _ in calloutCount &+= 1 }) else { continue }
+            loop.add(timer, mode: mode)
+            scaleItems.append(timer)
+        }
+    }
+
+    let timersWork = "scale: polling pass + 1 callout, 100,000 armed timers in the mode"
+    Benchmark("\(timersWork) · Loop") { benchmark in
+        let loop = Loop.current
+        let mode = Loop.Mode("scale armed timers")
+        fillOnce(loop, mode) { armTimers(loop, mode) }
+        measurePollingPasses(benchmark, loop, mode, "Loop pass beside armed timers")
+    }
+    Benchmark("\(timersWork) · Loop, 1 armed timer in the mode") { benchmark in
+        let loop = Loop.current
+        let mode = Loop.Mode("scale one armed timer")
+        fillOnce(loop, mode) {
+            guard let timer = try? LoopTimer(after: .seconds(3600), clock: loop.clock, label: "armed",
+                                              { _ in calloutCount &+= 1 }) else { return }
+            loop.add(timer, mode: mode)
+            scaleItems.append(timer)
+        }
+        measurePollingPasses(benchmark, loop, mode, "Loop pass beside one armed timer")
+    }
+
+    let dueWork = "scale: due timer fires, 100,000 armed timers in the mode"
+    /// A repeating timer due on every pass, as in `SourceAndTimer.swift`.
+    func measureDueTimer(_ benchmark: Benchmark, _ mode: Loop.Mode, armed: Bool) {
+        let loop = Loop.current
+        fillOnce(loop, mode) {
+            if armed { armTimers(loop, mode) }
+            guard let timer = try? LoopTimer(fireAt: loop.clock.now, interval: alwaysDueInterval, label: "bench",
+                                              { _ in calloutCount &+= 1 }) else { return }
+            loop.add(timer, mode: mode)
+            scaleItems.append(timer)
+        }
+        measurePasses(benchmark, "Loop due timer\(armed ? " beside armed timers" : "")") {
+            loop.run(mode: mode, timeout: 0)
+        }
+    }
+    Benchmark("\(dueWork) · Loop") { benchmark in
+        measureDueTimer(benchmark, Loop.Mode("scale due beside armed"), armed: true)
+    }
+    Benchmark("\(dueWork) · \(none)") { benchmark in
+        measureDueTimer(benchmark, Loop.Mode("scale due alone"), armed: false)
+    }
+
+    // MARK: loops on threads
+
+    let threadsWork = "scale: polling pass + 1 callout, 2 loops on 2 threads (CPU 0, 1) at once, per thread"
+    Benchmark("\(threadsWork) · Loop") { benchmark in
+        measureLoopThreads(benchmark, cpus: [0, 1])
+    }
+    Benchmark("\(threadsWork) · Loop, 1 loop thread alone (CPU 0)") { benchmark in
+        measureLoopThreads(benchmark, cpus: [0])
+    }
+}
+
+/// Starts one pinned thread per entry of `cpus`, each with its own loop; once all are warm,
+/// they run `benchmark.scaledIterations` polling passes at once. The measured span is from
+/// the start signal until every thread is done; each thread checks its own callouts.
+func measureLoopThreads(_ benchmark: Benchmark, cpus: [Int32]) {
+    let passes = benchmark.scaledIterations.count
+    let start = ThreadStart()
+    let threads = cpus.map { cpu in
+        PinnedThread(cpu: cpu) {
+            let loop = Loop.current
+            let counter = LoopThreadCounter()
+            let bump: @Sendable () -> Void = { counter.count &+= 1 }   // made once: no context per pass
+            let pass = {
+                loop.perform(inMode: .default, label: "bench", bump)
+                loop.run(mode: .default, timeout: 0)
+            }
+            for _ in 0..<warmUpPasses { pass() }
+            counter.count = 0
+            start.ready.wrappingAdd(1, ordering: .releasing)
+            while !start.go.load(ordering: .acquiring) { sched_yield() }
+            for _ in 0..<passes { pass() }
+            if counter.count != passes { start.failures.wrappingAdd(1, ordering: .relaxed) }
+        }
+    }
+    while start.ready.load(ordering: .acquiring) < cpus.count { sched_yield() }
+    benchmark.startMeasurement()
+    start.go.store(true, ordering: .releasing)
+    for thread in threads { thread.join() }
+    benchmark.stopMeasurement()
+    let failed = start.failures.load(ordering: .relaxed)
+    if failed > 0 { benchmark.error("\(failed) loop threads did not make one callout per pass") }
+}
+
+/// The start line of `measureLoopThreads`: threads report ready, wait for `go`, count failures.
+final class ThreadStart: Sendable {
+    let ready = Atomic<Int>(0)
+    let go = Atomic<Bool>(false)
+    let failures = Atomic<Int>(0)
+}
+
+/// A callout counter owned by one loop thread (its closures run on that thread only).
+final class LoopThreadCounter: @unchecked Sendable {  // touched only by the thread that made it
+    var count = 0
+}
