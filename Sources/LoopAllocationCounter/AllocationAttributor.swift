@@ -17,10 +17,8 @@ import Transactions
 /// loop.run(mode: .default, timeout: .zero)
 /// for callout in attributor.callouts { print(callout.label, callout.user.bytes) }
 /// ```
-public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, @unchecked Sendable {
-    // Sendable: all mutable state is in `state`, touched only under `lock`.
-    private let lock = PThreadMutex()
-    private var state: State
+public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, Sendable {
+    private let shared: Locked<State>
     /// Callout records kept at most; later ones are counted in ``droppedCallouts``.
     public let capacity: Int
     /// How many sites a turn's ``TurnAllocation/peakSnapshot`` keeps.
@@ -53,7 +51,7 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
     }
 
     /// The loop clock's time, or the last event's time before `install(on:)`.
-    private var now: LoopInstant { state.clock?.now ?? state.lastTime }
+    private static func now(_ state: State) -> LoopInstant { state.clock?.now ?? state.lastTime }
 
     /// - Parameters:
     ///   - capacity: the most callout records kept.
@@ -63,17 +61,17 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
         self.topSites = topSites
         let buffer = UnsafeMutablePointer<Int64>.allocate(capacity: Int(RLK_ALLOC_MAX_SITES))
         buffer.initialize(repeating: 0, count: Int(RLK_ALLOC_MAX_SITES))
-        state = State(snapshot: buffer)
+        shared = Locked(State(snapshot: buffer))
     }
 
-    deinit { state.snapshot.deallocate() }
+    deinit { shared.withLock { $0.snapshot }.deallocate() }
 
     /// Becomes `loop`'s event sink (forwarding to the one installed) and adds itself as the
     /// innermost callout interceptor. Install before the loop runs, or from its thread.
     public func install(on loop: Loop) {
         AllocationCounter.ignoring {
             let previous = loop.eventSink
-            lock.withLock {
+            shared.withLock { state in
                 state.forward = previous
                 state.clock = loop.clock
             }
@@ -84,22 +82,22 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
 
     /// Undoes ``install(on:)``: the forwarded sink becomes the loop's sink again.
     public func uninstall(from loop: Loop) {
-        let previous = lock.withLock { state.forward }
+        let previous = shared.withLock { $0.forward }
         loop.removeCalloutInterceptor(self)
         if loop.eventSink === self { loop.eventSink = previous }
     }
 
     /// The callout records, in the order the callouts ended.
-    public var callouts: [CalloutAllocation] { AllocationCounter.ignoring { lock.withLock { state.callouts } } }
+    public var callouts: [CalloutAllocation] { AllocationCounter.ignoring { shared.withLock { $0.callouts } } }
     /// The turns, oldest first.
-    public var turns: [TurnAllocation] { AllocationCounter.ignoring { lock.withLock { state.turns } } }
+    public var turns: [TurnAllocation] { AllocationCounter.ignoring { shared.withLock { $0.turns } } }
     /// Callouts not kept because ``capacity`` was reached.
-    public var droppedCallouts: Int { lock.withLock { state.dropped } }
+    public var droppedCallouts: Int { shared.withLock { $0.dropped } }
 
     /// Forgets every record (open scopes stay open).
     public func clear() {
         AllocationCounter.ignoring {
-            lock.withLock {
+            shared.withLock { state in
                 state.callouts.removeAll()
                 state.turns.removeAll()
                 state.dropped = 0
@@ -154,12 +152,12 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
     public func loop(_ loop: Loop, emitted event: LoopEvent) {
         // An input may come from any thread and opens or closes nothing: only passed on.
         if case .input = event.kind {
-            if let forward = lock.withLock({ state.forward }) { AllocationCounter.ignoring { forward.loop(loop, emitted: event) } }
+            if let forward = shared.withLock({ $0.forward }) { AllocationCounter.ignoring { forward.loop(loop, emitted: event) } }
             return
         }
         let raw = AllocationCounter.readRaw()
         let previousCategory = rlk_alloc_set_category(RLK_ALLOC_IGNORED)
-        let (opens, closes, forward) = lock.withLock { () -> (Bool, Bool, (any LoopEventSink)?) in
+        let (opens, closes, forward) = shared.withLock { (state: inout State) -> (Bool, Bool, (any LoopEventSink)?) in
             state.lastPass = event.pass
             state.lastTime = event.time
             let turnOpen = state.scopes.contains { $0.isTurn }
@@ -193,12 +191,12 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
         let previousCategory = rlk_alloc_set_category(RLK_ALLOC_IGNORED)
         let generations = rlk_alloc_get_mode() == RLK_ALLOC_GENERATIONS
         let site = generations ? AllocationSites.number(for: isTurn ? .outsideCallouts : AllocationSite(kind: kind.description, label: label)) : nil
-        lock.withLock {
-            foldPeak(raw)
+        shared.withLock { state in
+            Self.foldPeak(raw, into: &state)
             state.scopes.append(OpenScope(
                 kind: kind, label: label, start: raw, highestUser: raw.bucket.0.live_bytes,
                 highestPool: raw.bucket.1.live_bytes, previousSite: 0, isTurn: isTurn,
-                firstCallout: state.callouts.count, startPass: state.lastPass, startTime: isTurn ? state.lastTime : now))
+                firstCallout: state.callouts.count, startPass: state.lastPass, startTime: isTurn ? state.lastTime : Self.now(state)))
             if let site { state.scopes[state.scopes.count - 1].previousSite = rlk_alloc_set_site(site) }
             if isTurn && generations { rlk_alloc_peak_snapshot_begin(state.snapshot, UInt32(RLK_ALLOC_MAX_SITES)) }
         }
@@ -209,13 +207,13 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
     private func end(raw given: rlk_alloc_thread_figures? = nil) {
         let raw = given ?? AllocationCounter.readRaw()
         let previousCategory = rlk_alloc_set_category(RLK_ALLOC_IGNORED)
-        let snapshotLive = lock.withLock { () -> Int64? in
+        let snapshotLive = shared.withLock { (state: inout State) -> Int64? in
             guard let top = state.scopes.last else { return nil }
             return top.isTurn && rlk_alloc_get_mode() == RLK_ALLOC_GENERATIONS ? rlk_alloc_peak_snapshot_end() : nil
         }
         let top: [SiteLiveBytes] = snapshotLive.map { $0 >= 0 ? peakSites() : [] } ?? []
-        lock.withLock {
-            foldPeak(raw)
+        shared.withLock { state in
+            Self.foldPeak(raw, into: &state)
             guard let scope = state.scopes.popLast() else { return }
             let user = AllocationTotals(raw.bucket.0).since(AllocationTotals(scope.start.bucket.0), highestLive: scope.highestUser)
             let pool = AllocationTotals(raw.bucket.1).since(AllocationTotals(scope.start.bucket.1), highestLive: scope.highestPool)
@@ -238,7 +236,7 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
                 let depth = state.scopes.filter { !$0.isTurn }.count
                 if state.callouts.count < capacity {
                     state.callouts.append(CalloutAllocation(kind: scope.kind, label: scope.label, turn: turn, depth: depth,
-                                                            start: scope.startTime, end: now, liveBytesAtEnd: raw.bucket.0.live_bytes,
+                                                            start: scope.startTime, end: Self.now(state), liveBytesAtEnd: raw.bucket.0.live_bytes,
                                                             user: user, poolPages: pool, sampledBytes: sampled))
                 } else {
                     state.dropped += 1
@@ -254,7 +252,7 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
     }
 
     /// Folds the thread's peak since the last reset into the innermost open scope.
-    private func foldPeak(_ raw: rlk_alloc_thread_figures) {
+    private static func foldPeak(_ raw: rlk_alloc_thread_figures, into state: inout State) {
         guard !state.scopes.isEmpty else { return }
         let index = state.scopes.count - 1
         state.scopes[index].highestUser = max(state.scopes[index].highestUser, raw.bucket.0.peak_live_bytes, raw.bucket.0.live_bytes)
@@ -265,7 +263,7 @@ public final class AllocationAttributor: LoopCalloutInterceptor, LoopEventSink, 
     /// threads' memory, left out).
     private func peakSites() -> [SiteLiveBytes] {
         let count = min(AllocationSites.count, Int(RLK_ALLOC_MAX_SITES))
-        let buffer = lock.withLock { state.snapshot }
+        let buffer = shared.withLock { $0.snapshot }
         var entries: [(Int, Int64)] = []
         for site in 1..<max(1, count) where buffer[site] > 0 { entries.append((site, buffer[site])) }
         entries.sort { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }

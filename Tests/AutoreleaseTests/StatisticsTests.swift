@@ -6,6 +6,7 @@ import Glibc
 import Musl
 #endif
 import Testing
+import PThreads
 @testable import Autorelease
 
 @Suite("AutoreleasePoolStatistics")
@@ -52,38 +53,43 @@ struct AutoreleasePoolStatisticsTests {
     func processTotals() async {
         await #expect(processExitsWith: .success) {
             final class Object {}
-            final class Gate: @unchecked Sendable {   // pthread mutex + cond: threads park until released
-                var mutex = pthread_mutex_t()
-                var cond = pthread_cond_t()
+            struct Gate {
                 var parked = 0
                 var open = false
-                init() { pthread_mutex_init(&mutex, nil); pthread_cond_init(&cond, nil) }
             }
-            let gate = Gate()
+            // Threads park until released; every wait gives up after 10 s and says what did
+            // not happen (the child then exits with status 2).
+            let gate = Locked(Gate()), changed = PThreadCondition()
+            @Sendable func deadline() -> UInt64 {
+                var now = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &now)
+                return UInt64(now.tv_sec + 10) * 1_000_000_000 + UInt64(now.tv_nsec)
+            }
+            @Sendable func giveUp(_ what: String) -> Never {
+                // The parent sees only the exit status: 2 means a wait ran out (this line says which).
+                print("processTotals: \(what) within 10 s")
+                exit(2)
+            }
             var threads: [pthread_t] = []
             for _ in 0..<4 {
-                var thread = pthread_t()
-                pthread_create(&thread, nil, { raw in
-                    let gate = Unmanaged<Gate>.fromOpaque(raw!).takeUnretainedValue()
+                threads.append(startPThread(name: "statistics-parker") {
                     let token = AutoreleasePool.push()
                     for _ in 0..<600 { AutoreleasePool.autorelease(consuming: Object()) }
                     _ = AutoreleasePool.statistics   // publishes this thread's pending entries
-                    pthread_mutex_lock(&gate.mutex)
-                    gate.parked += 1
-                    pthread_cond_broadcast(&gate.cond)
-                    while !gate.open { pthread_cond_wait(&gate.cond, &gate.mutex) }
-                    pthread_mutex_unlock(&gate.mutex)
+                    gate.withLock { $0.parked += 1 }
+                    changed.broadcast()
+                    guard gate.wait(on: changed, untilMonotonicNanoseconds: deadline(), until: { $0.open }) else {
+                        giveUp("the parked thread was not released")
+                    }
                     AutoreleasePool.pop(token)
-                    return nil
-                }, Unmanaged.passUnretained(gate).toOpaque())
-                threads.append(thread)
+                })
             }
-            pthread_mutex_lock(&gate.mutex)
-            while gate.parked < 4 { pthread_cond_wait(&gate.cond, &gate.mutex) }
+            guard gate.wait(on: changed, untilMonotonicNanoseconds: deadline(), until: { $0.parked == 4 }) else {
+                giveUp("4 threads did not park")
+            }
             let during = AutoreleasePool.processStatistics
-            gate.open = true
-            pthread_cond_broadcast(&gate.cond)
-            pthread_mutex_unlock(&gate.mutex)
+            gate.withLock { $0.open = true }
+            changed.broadcast()
             for thread in threads { pthread_join(thread, nil) }
             let after = AutoreleasePool.processStatistics
             let ok = during.pages == 8 && during.pendingEntries == 4 * 601 && during.bytes == 8 * 4096
