@@ -82,7 +82,14 @@ private func runProbe(_ arguments: [String]) throws -> ProbeRun {
     var argv: [UnsafeMutablePointer<CChar>?] = ([String(path)] + arguments).map { strdup($0) } + [nil]
     defer { for p in argv { free(p) } }
     // No crash report (it would take seconds): the message is the fatal error's line.
-    var env: [UnsafeMutablePointer<CChar>?] = [strdup("SWIFT_BACKTRACE=enable=no"), nil]
+    // A sanitizer build's probe gets the test run's sanitizer settings (e.g. CI's ASan step
+    // turns leak detection off for the test processes).
+    let sanitizerVariables: [String] = ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"]
+    let sanitizerSettings: [String] = sanitizerVariables.compactMap { (name: String) -> String? in
+        guard let value = getenv(name) else { return nil }
+        return name + "=" + String(cString: value)
+    }
+    var env: [UnsafeMutablePointer<CChar>?] = (["SWIFT_BACKTRACE=enable=no"] + sanitizerSettings).map { strdup($0) } + [nil]
     defer { for p in env { free(p) } }
     var pid = pid_t()
     let spawned = posix_spawn(&pid, path, &actions, nil, &argv, &env)
