@@ -153,32 +153,36 @@ struct AttributionTests {
 
     /// In a steady state every turn costs the same: from the third turn on, each turn holds the
     /// timer's figures plus the loop's own per-turn allocations, identical from turn to turn.
-    @Test func steadyTurnsHoldExactlyTheirCallouts() throws {
-        let slots = Slots()
-        let attributor = AllocationAttributor()
-        let (callouts, turns) = try AllocationCounter.withMode(.counting) { () throws -> ([CalloutAllocation], [TurnAllocation]) in
-            let clock = VirtualClock()
-            let loop = Loop(clock: clock)
-            let timer = try LoopTimer(after: .milliseconds(100), clock: clock, interval: .milliseconds(100), label: "tick") { _ in
-                slots.allocate(0, 256)
-                slots.free(0)
+    @Test func steadyTurnsHoldExactlyTheirCallouts() async {
+        // Byte-exact figures need a process of their own: in the shared test process, objects
+        // other tests release on this thread (or lazily built globals) would count here too.
+        await #expect(processExitsWith: .success) {
+            let slots = Slots()
+            let attributor = AllocationAttributor()
+            let (callouts, turns) = try AllocationCounter.withMode(.counting) { () throws -> ([CalloutAllocation], [TurnAllocation]) in
+                let clock = VirtualClock()
+                let loop = Loop(clock: clock)
+                let timer = try LoopTimer(after: .milliseconds(100), clock: clock, interval: .milliseconds(100), label: "tick") { _ in
+                    slots.allocate(0, 256)
+                    slots.free(0)
+                }
+                loop.add(timer, mode: .default)
+                attributor.install(on: loop)
+                loop.run(mode: .default, timeout: 1)
+                attributor.uninstall(from: loop)
+                return (attributor.callouts, attributor.turns)
             }
-            loop.add(timer, mode: .default)
-            attributor.install(on: loop)
-            loop.run(mode: .default, timeout: 1)
-            attributor.uninstall(from: loop)
-            return (attributor.callouts, attributor.turns)
-        }
-        #expect(turns.count >= 8)
-        let steady = Array(turns.dropFirst(2).dropLast())
-        for turn in steady {
-            let ticks = callouts[turn.callouts].filter { $0.label == "tick" }
-            #expect(ticks.count == 1)
-            #expect(ticks.first?.user == AllocationFigures(allocations: 1, frees: 1, bytes: slots.sizes[0], freedBytes: slots.sizes[0],
-                                                           requestedBytes: 256, net: 0, peak: Int64(slots.sizes[0])))
-            #expect(turn.user == steady[0].user, "turn \(turn.number)")
-            #expect(turn.user.net == 0 && turn.user.peak >= Int64(slots.sizes[0]))
-            #expect(turn.outsideCallouts.allocations == turn.user.allocations - 1)
+            #expect(turns.count >= 8)
+            let steady = Array(turns.dropFirst(2).dropLast())
+            for turn in steady {
+                let ticks = callouts[turn.callouts].filter { $0.label == "tick" }
+                #expect(ticks.count == 1)
+                #expect(ticks.first?.user == AllocationFigures(allocations: 1, frees: 1, bytes: slots.sizes[0], freedBytes: slots.sizes[0],
+                                                               requestedBytes: 256, net: 0, peak: Int64(slots.sizes[0])))
+                #expect(turn.user == steady[0].user, "turn \(turn.number)")
+                #expect(turn.user.net == 0 && turn.user.peak >= Int64(slots.sizes[0]))
+                #expect(turn.outsideCallouts.allocations == turn.user.allocations - 1)
+            }
         }
     }
 
@@ -253,38 +257,42 @@ struct AttributionTests {
 
     /// Generations: blocks allocated after the mark and still live, by the callout that made
     /// them; the turn's peak snapshot names the callout holding the most at the peak.
-    @Test func generationsAndPeakSnapshots() throws {
-        let slots = Slots()
-        let attributor = AllocationAttributor()
-        let (report, turns) = AllocationCounter.withMode(.generations) { () -> (GenerationReport, [TurnAllocation]) in
-            let loop = Loop(clock: VirtualClock())
-            let generation = AllocationGeneration.mark()
-            loop.perform(label: "burst") {
-                for slot in 6..<10 { slots.allocate(slot, 4000) }
+    @Test func generationsAndPeakSnapshots() async {
+        // Byte-exact figures need a process of their own: in the shared test process, objects
+        // other tests release on this thread (or lazily built globals) would count here too.
+        await #expect(processExitsWith: .success) {
+            let slots = Slots()
+            let attributor = AllocationAttributor()
+            let (report, turns) = AllocationCounter.withMode(.generations) { () -> (GenerationReport, [TurnAllocation]) in
+                let loop = Loop(clock: VirtualClock())
+                let generation = AllocationGeneration.mark()
+                loop.perform(label: "burst") {
+                    for slot in 6..<10 { slots.allocate(slot, 4000) }
+                }
+                loop.perform(label: "small") { slots.allocate(10, 100) }
+                let release = LoopObserver(activities: .beforeWaiting, repeats: false, label: "release burst") { _, _ in
+                    for slot in 6..<9 { slots.free(slot) }
+                }
+                loop.add(release, mode: .default)
+                attributor.install(on: loop)
+                loop.run(mode: .default, timeout: 1)
+                attributor.uninstall(from: loop)
+                let report = generation.live()
+                slots.free(9)
+                slots.free(10)
+                return (report, attributor.turns)
             }
-            loop.perform(label: "small") { slots.allocate(10, 100) }
-            let release = LoopObserver(activities: .beforeWaiting, repeats: false, label: "release burst") { _, _ in
-                for slot in 6..<9 { slots.free(slot) }
-            }
-            loop.add(release, mode: .default)
-            attributor.install(on: loop)
-            loop.run(mode: .default, timeout: 1)
-            attributor.uninstall(from: loop)
-            let report = generation.live()
-            slots.free(9)
-            slots.free(10)
-            return (report, attributor.turns)
+            let burst = try #require(report.bySite.first { $0.site.label == "burst" })
+            #expect(burst.blocks == 1 && burst.bytes == Int64(slots.sizes[9]), "\(report)")
+            let small = try #require(report.bySite.first { $0.site.label == "small" })
+            #expect(small.blocks == 1 && small.bytes == Int64(slots.sizes[10]))
+            // Other tests' threads allocate meanwhile: their blocks are "unattributed".
+            #expect(report.bySite.first { $0.site != .unattributed }?.site.label == "burst")
+            // The first turn: at its peak the burst held all four blocks.
+            let turn = try #require(turns.first)
+            let top = try #require(turn.peakSnapshot.first)
+            #expect(top.site == AllocationSite(kind: "block", label: "burst"))
+            #expect(top.bytes >= Int64(slots.sizes[6] + slots.sizes[7] + slots.sizes[8] + slots.sizes[9]))
         }
-        let burst = try #require(report.bySite.first { $0.site.label == "burst" })
-        #expect(burst.blocks == 1 && burst.bytes == Int64(slots.sizes[9]), "\(report)")
-        let small = try #require(report.bySite.first { $0.site.label == "small" })
-        #expect(small.blocks == 1 && small.bytes == Int64(slots.sizes[10]))
-        // Other tests' threads allocate meanwhile: their blocks are "unattributed".
-        #expect(report.bySite.first { $0.site != .unattributed }?.site.label == "burst")
-        // The first turn: at its peak the burst held all four blocks.
-        let turn = try #require(turns.first)
-        let top = try #require(turn.peakSnapshot.first)
-        #expect(top.site == AllocationSite(kind: "block", label: "burst"))
-        #expect(top.bytes >= Int64(slots.sizes[6] + slots.sizes[7] + slots.sizes[8] + slots.sizes[9]))
     }
 }

@@ -49,8 +49,6 @@ struct ExecutorTeardownTests {
         let (loop, _) = virtualLoop()
         let tally = JobTally(loop: loop, count: 100)
         let counter = CheckedCounter(loop: loop)
-        let recorder = DiagnosticsRecorder()
-        defer { _ = recorder.stop() }
         for id in 0..<100 {
             // Each task hops to the actor (a second job) and back (a third): teardown's rounds.
             Task(executorPreference: loop) {
@@ -60,8 +58,8 @@ struct ExecutorTeardownTests {
         }
         loop.tearDown()   // never ran: every job runs here
         #expect(tally.ranTotal == 100)
-        #expect(tally.ranOnceEach)
-        #expect(recorder.diagnostics(withID: .jobNotRun).isEmpty)
+        #expect(tally.ranOnceEach)   // so none was reported as `loop.job-not-run` (the recorder
+                                     // is process-wide: other suites' teardowns report theirs)
         #expect(!loop.submit {}, "the loop is torn down afterwards")
     }
 
