@@ -61,11 +61,6 @@ enum ProcessReadings {
         }.count
     }
 
-    /// Threads of the process named `name`.
-    static func threads(named name: String) -> Int {
-        entries("/proc/self/task").filter { text("/proc/self/task/\($0)/comm").hasPrefix(name) }.count
-    }
-
     static var threadCount: Int { entries("/proc/self/task").count }
 
     static var residentBytes: Int { ProcessMemory.residentBytes() }

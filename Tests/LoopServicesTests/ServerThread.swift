@@ -37,12 +37,15 @@ final class ServerThread: Sendable {
         let port: UInt16
         let counters: EchoCounters
         let control: EchoServerControl
+        let kernelThreadID: Int64
     }
 
     static let threadName = "echo server"
     let port: UInt16
     let counters: EchoCounters
     let control: EchoServerControl
+    /// The server thread's kernel id: `/proc/self/task/<id>` exists while it runs.
+    let kernelThreadID: Int64
     private let finished = Handoff<Bool>()
     private let thread: pthread_t
 
@@ -57,7 +60,8 @@ final class ServerThread: Sendable {
             do throws(EchoServerError) {
                 let server = try EchoServer(configuration: configuration, loop: loop)
                 server.onFinished = { loop.stop() }
-                started.put(.success(Started(port: server.port, counters: server.counters, control: server.control)))
+                started.put(.success(Started(port: server.port, counters: server.counters, control: server.control,
+                                             kernelThreadID: rlk_gettid())))
                 while !server.isFinished { loop.run(mode: configuration.mode, timeout: .seconds(3600)) }
             } catch {
                 started.put(.failure(error))
@@ -72,6 +76,7 @@ final class ServerThread: Sendable {
         port = server.port
         counters = server.counters
         control = server.control
+        kernelThreadID = server.kernelThreadID
     }
 
     /// Asks for the graceful shutdown and waits for the thread to end; false when the server
