@@ -3,7 +3,7 @@ import Synchronization
 /// Inputs (signals, sends, wake-ups) are reported only while some loop in the process has an
 /// event sink, so without one each input pays one relaxed load and a branch.
 enum InputReporting {
-    /// Loops whose sink is set (a loop freed with its sink set keeps counting: only slower).
+    /// Loops whose sink is set (`updateInstrumentation` counts; tear-down and deinit clear it).
     static let loopsWithSink = Atomic<Int>(0)
 
     @inline(__always)

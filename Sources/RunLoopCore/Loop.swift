@@ -181,6 +181,7 @@ public final class Loop: @unchecked Sendable {
     deinit {
         if !guarded.tornDown { closeDescriptorsLocked() }
         reportUnrunJobs(takePendingJobsLocked())
+        updateInstrumentation { $0 = Instrumentation() }   // no longer a loop with a sink
     }
 
     // MARK: Modes

@@ -66,14 +66,10 @@ struct TypedTimeTests {
     @Test("a task sleeping on a VirtualClock resumes when the clock reaches its deadline")
     func sleeperResumesOnAdvance() async throws {
         let clock = VirtualClock()
-        let sleeper = Task { try await clock.sleep(for: .seconds(5)) }
-        // Waits for the registration (an event, not time): bounded, with a message.
-        var registered = false
-        for _ in 0..<100_000 where !registered {
-            registered = clock.sleepingTaskCount == 1
-            if !registered { await Task.yield() }
-        }
-        try #require(registered, "the sleeper never registered on the clock")
+        // `Task.immediate` runs the task up to its first suspension before returning: the sleep
+        // has registered on the clock by then, with nothing to wait for.
+        let sleeper = Task.immediate { try await clock.sleep(for: .seconds(5)) }
+        try #require(clock.sleepingTaskCount == 1, "the sleeper did not register on the clock")
         try clock.advance(by: .seconds(4))
         #expect(clock.sleepingTaskCount == 1)   // not due yet
         try clock.advance(by: .seconds(1))
@@ -93,13 +89,8 @@ struct TypedTimeTests {
         #expect(clock.sleepingTaskCount == 0)
 
         // Cancelled after registering, too.
-        let late = Task { try await clock.sleep(for: .seconds(60)) }
-        var registered = false
-        for _ in 0..<100_000 where !registered {
-            registered = clock.sleepingTaskCount == 1
-            if !registered { await Task.yield() }
-        }
-        try #require(registered, "the sleeper never registered on the clock")
+        let late = Task.immediate { try await clock.sleep(for: .seconds(60)) }
+        try #require(clock.sleepingTaskCount == 1, "the sleeper did not register on the clock")
         late.cancel()
         await #expect(throws: CancellationError.self) { try await late.value }
         #expect(clock.sleepingTaskCount == 0)
@@ -111,17 +102,12 @@ struct TypedTimeTests {
         let clock = VirtualClock()
         let order = Trace()
         let tasks = [3, 1, 2].map { seconds in
-            Task {
+            Task.immediate {
                 try await clock.sleep(for: .seconds(seconds))
                 order.add("\(seconds)")
             }
         }
-        var registered = false
-        for _ in 0..<100_000 where !registered {
-            registered = clock.sleepingTaskCount == 3
-            if !registered { await Task.yield() }
-        }
-        try #require(registered, "the sleepers never registered on the clock")
+        try #require(clock.sleepingTaskCount == 3, "the sleepers did not register on the clock")
         try clock.advance(by: .seconds(10))
         for task in tasks { try await task.value }
         #expect(Set(order.all) == ["1", "2", "3"])

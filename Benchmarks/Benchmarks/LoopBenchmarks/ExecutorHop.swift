@@ -112,37 +112,36 @@ func registerExecutorHopBenchmarks() {
         ("Dispatch serial queue", DispatchHopPeer()),
     ]
     for (name, peer) in peers {
-        Benchmark("executor hop: await an actor on it, from a task · \(name)") { benchmark async in
-            guard let target = currentHopTarget.withLock({ $0 }) else {
-                benchmark.error("the executor of \(name) did not start")
-                return
-            }
+        registerOnPeer("executor hop: await an actor on it, from a task · \(name)", name, peer) { target, benchmark in
             for _ in 0..<warmUpRoundTrips { await target.hop() }
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations { await target.hop() }
             benchmark.stopMeasurement()
-        } setup: {
-            let target = peer.start()
-            currentHopTarget.withLock { $0 = target }
-        } teardown: {
-            currentHopTarget.withLock { $0 = nil }
-            peer.stop()
         }
-        Benchmark("job on the executor: Task.yield inside an actor on it · \(name)") { benchmark async in
-            guard let target = currentHopTarget.withLock({ $0 }) else {
-                benchmark.error("the executor of \(name) did not start")
-                return
-            }
+        registerOnPeer("job on the executor: Task.yield inside an actor on it · \(name)", name, peer) { target, benchmark in
             await target.yields(warmUpRoundTrips)
             benchmark.startMeasurement()
             await target.yields(benchmark.scaledIterations.count)
             benchmark.stopMeasurement()
-        } setup: {
-            let target = peer.start()
-            currentHopTarget.withLock { $0 = target }
-        } teardown: {
-            currentHopTarget.withLock { $0 = nil }
-            peer.stop()
         }
+    }
+}
+
+/// A benchmark that runs `work` against the actor of `peer`, started in the set-up and stopped
+/// in the tear-down.
+private func registerOnPeer(_ title: String, _ name: String, _ peer: any HopPeer,
+                            _ work: @escaping @Sendable (HopTarget, Benchmark) async -> Void) {
+    Benchmark(title) { benchmark async in
+        guard let target = currentHopTarget.withLock({ $0 }) else {
+            benchmark.error("the executor of \(name) did not start")
+            return
+        }
+        await work(target, benchmark)
+    } setup: {
+        let target = peer.start()
+        currentHopTarget.withLock { $0 = target }
+    } teardown: {
+        currentHopTarget.withLock { $0 = nil }
+        peer.stop()
     }
 }
