@@ -67,9 +67,10 @@ enum TraceComparator {
 
     /// Walks both traces in step; where they differ, skips a spurious CF cycle (L-g) if allowed.
     /// Returns the index in `ours` of the first unexplained difference (nil: none), the cycles
-    /// skipped, and how far CF ran behind our schedule over the events that matched. On the grid
-    /// (`allowSpuriousCycles`) deadlines are absolute, so lateness is absolute; in plain scripts
-    /// only fixed timeouts exist, so it is measured from the start of the enclosing run.
+    /// skipped, and how far CF ran behind our schedule over the events that matched and the first
+    /// differing one. On the grid (`allowSpuriousCycles`) deadlines are absolute, so lateness is
+    /// absolute; in plain scripts only fixed timeouts exist, so it is measured from the start of
+    /// the enclosing run.
     private static func align(_ cfTrace: [TraceEvent], _ ourTrace: [TraceEvent], _ cfTimes: [Double],
                               _ ourTimes: [Double], allowSpuriousCycles: Bool)
         -> (divergence: Int?, skippedCycles: Int, lateness: Double) {
@@ -77,15 +78,18 @@ enum TraceComparator {
         var i = 0, j = 0
         var lateness = 0.0
         var cfRunStarts: [Double] = [], ourRunStarts: [Double] = []
+        func noteLateness(_ i: Int, _ j: Int) {
+            let cfBase = allowSpuriousCycles ? 0 : (cfRunStarts.last ?? 0)
+            let ourBase = allowSpuriousCycles ? 0 : (ourRunStarts.last ?? 0)
+            lateness = max(lateness, (cfTimes[i] - cfBase) - (ourTimes[j] - ourBase))
+        }
         func noteMatched(_ i: Int, _ j: Int) {
             guard i < cfTimes.count, j < ourTimes.count else { return }
             if case .runBegin = cfTrace[i] {
                 cfRunStarts.append(cfTimes[i])
                 ourRunStarts.append(ourTimes[j])
             }
-            let cfBase = allowSpuriousCycles ? 0 : (cfRunStarts.last ?? 0)
-            let ourBase = allowSpuriousCycles ? 0 : (ourRunStarts.last ?? 0)
-            lateness = max(lateness, (cfTimes[i] - cfBase) - (ourTimes[j] - ourBase))
+            noteLateness(i, j)
             if case .runEnd = cfTrace[i] {
                 _ = cfRunStarts.popLast()
                 _ = ourRunStarts.popLast()
@@ -105,6 +109,9 @@ enum TraceComparator {
                 i = end
                 continue
             }
+            // CF's differing event counts too: a CF that reached it later than our schedule may
+            // have decided by a deadline that had passed only because CF ran late.
+            if i < cfTimes.count, j < ourTimes.count { noteLateness(i, j) }
             return (j, skipped, lateness)
         }
         return (nil, skipped, lateness)
