@@ -23,6 +23,9 @@ struct DifferentialCFRunLoop {
         // L-c: wake-up eventfd and a due timer ready in the same wait; CF handles epoll's first.
         // Minimal: HandWrittenScripts.lcWakeBeforeTimer.
         808: "L-c",
+        // The same L-c case beyond the default range (DIFFERENTIAL_SCRIPTS=20000): a `stop` or
+        // `wakeUp` in the pass leaves the wake-up eventfd ready beside an overdue timer.
+        6649: "L-c", 15602: "L-c", 18971: "L-c",
     ]
 
     @Test("≥ 2,000 random scripts: Loop and CFRunLoop traces agree up to the named divergences")
