@@ -20,7 +20,9 @@ import os
 import re
 import sys
 
-OURS = {"Loop": "Loop (RunLoopCore)", "Autorelease": "Autorelease pool", "Transactions": "Transactions"}
+OURS = {"Loop": "Loop (RunLoopCore)", "Autorelease": "Autorelease pool", "Transactions": "Transactions",
+        # a reference row: how a peer that shares nothing between threads scales on this machine
+        "libuv on 2 threads": "libuv scaling reference"}
 # Peers in the order the tables list them; others follow by name.
 PEER_ORDER = ["eventfd ping-pong via epoll (floor)", "CFRunLoop", "Foundation RunLoop", "libuv", "GLib", "SwiftNIO", "Dispatch serial queue",
               "naive Swift pool", "GNUstep NSAutoreleasePool", "hand-written dirty list", "hand-written dirty list flush"]

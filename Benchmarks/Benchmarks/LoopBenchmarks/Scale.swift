@@ -1,5 +1,6 @@
 import Benchmark
 import CBenchSupport
+import CLibuvPeer
 import RunLoopCore
 import Synchronization
 #if canImport(Glibc)
@@ -18,7 +19,8 @@ import Glibc
 //                  and a due timer firing beside the 100,000 armed timers vs alone.
 //   threads        the polling pass run at once on 2 loops, each on its own thread pinned to
 //                  its own CPU (0 and 1: this machine has 2), vs one loop alone on CPU 0; time
-//                  per pass of each thread (linear scaling: ≈ 1×).
+//                  per pass of each thread (linear scaling: ≈ 1×); and the same two settings
+//                  on libuv, whose ratio shows what the machine itself adds.
 //
 // The items live in modes of their own ("scale …"), built once per process, so they never
 // reach the other benchmarks' default mode.
@@ -161,34 +163,71 @@ func registerScaleBenchmarks() {
 
     let threadsWork = "scale: polling pass + 1 callout, 2 loops on 2 threads (CPU 0, 1) at once, per thread"
     Benchmark("\(threadsWork) · Loop") { benchmark in
-        measureLoopThreads(benchmark, cpus: [0, 1])
+        measureThreads(benchmark, cpus: [0, 1], makeRunner: loopPassRunner)
     }
     Benchmark("\(threadsWork) · Loop, 1 loop thread alone (CPU 0)") { benchmark in
-        measureLoopThreads(benchmark, cpus: [0])
+        measureThreads(benchmark, cpus: [0], makeRunner: loopPassRunner)
+    }
+    // The same two settings on libuv, as its own work: how much a second busy CPU slows a
+    // pass on this machine when the two loops share nothing at all (a 2-vCPU VM may place its
+    // vCPUs on one physical core's two hyperthreads).
+    let uvThreadsWork = "scale: libuv polling pass + 1 callout, 2 loops on 2 threads (CPU 0, 1) at once, per thread"
+    Benchmark("\(uvThreadsWork) · \(libuvOnTwoThreads)") { benchmark in
+        measureThreads(benchmark, cpus: [0, 1], makeRunner: libuvPassRunner)
+    }
+    Benchmark("\(uvThreadsWork) · libuv, 1 loop thread alone (CPU 0)") { benchmark in
+        measureThreads(benchmark, cpus: [0], makeRunner: libuvPassRunner)
     }
 }
 
-/// Starts one pinned thread per entry of `cpus`, each with its own loop; once all are warm,
-/// they run `benchmark.scaledIterations` polling passes at once. The measured span is from
-/// the start signal until every thread is done; each thread checks its own callouts.
-func measureLoopThreads(_ benchmark: Benchmark, cpus: [Int32]) {
+/// The implementation name `ratios.py` treats as "ours" in the libuv scaling reference work.
+let libuvOnTwoThreads = "libuv on 2 threads"
+
+/// One thread's passes: `run(n)` makes n passes and returns the callouts they made.
+struct PassRunner {
+    let run: (Int) -> Int
+    let tearDown: () -> Void
+}
+
+/// A loop of the calling thread, each pass performing one block (made once: no context per pass).
+func loopPassRunner() -> PassRunner? {
+    let loop = Loop.current
+    let counter = LoopThreadCounter()
+    let bump: @Sendable () -> Void = { counter.count &+= 1 }
+    return PassRunner(run: { passes in
+        let before = counter.count
+        for _ in 0..<passes {
+            loop.perform(inMode: .default, label: "bench", bump)
+            loop.run(mode: .default, timeout: 0)
+        }
+        return counter.count - before
+    }, tearDown: {})
+}
+
+/// A libuv loop of the calling thread with an idle handle and no hooks (the polling pass peer).
+func libuvPassRunner() -> PassRunner? {
+    guard let peer = bench_uv_polling_create(0) else { return nil }
+    return PassRunner(run: { Int(bench_uv_passes(peer, $0)) }, tearDown: { bench_uv_destroy(peer) })
+}
+
+/// Starts one pinned thread per entry of `cpus`, each with a runner of its own; once all are
+/// warm, they make `benchmark.scaledIterations` passes at once. The measured span is from the
+/// start signal until every thread is done; each thread checks its own callouts.
+func measureThreads(_ benchmark: Benchmark, cpus: [Int32], makeRunner: @escaping @Sendable () -> PassRunner?) {
     let passes = benchmark.scaledIterations.count
     let start = ThreadStart()
     let threads = cpus.map { cpu in
         PinnedThread(cpu: cpu) {
-            let loop = Loop.current
-            let counter = LoopThreadCounter()
-            let bump: @Sendable () -> Void = { counter.count &+= 1 }   // made once: no context per pass
-            let pass = {
-                loop.perform(inMode: .default, label: "bench", bump)
-                loop.run(mode: .default, timeout: 0)
+            guard let runner = makeRunner() else {
+                start.failures.wrappingAdd(1, ordering: .relaxed)
+                start.ready.wrappingAdd(1, ordering: .releasing)
+                return
             }
-            for _ in 0..<warmUpPasses { pass() }
-            counter.count = 0
+            defer { runner.tearDown() }
+            _ = runner.run(warmUpPasses)
             start.ready.wrappingAdd(1, ordering: .releasing)
             while !start.go.load(ordering: .acquiring) { sched_yield() }
-            for _ in 0..<passes { pass() }
-            if counter.count != passes { start.failures.wrappingAdd(1, ordering: .relaxed) }
+            if runner.run(passes) != passes { start.failures.wrappingAdd(1, ordering: .relaxed) }
         }
     }
     while start.ready.load(ordering: .acquiring) < cpus.count { sched_yield() }
@@ -197,10 +236,10 @@ func measureLoopThreads(_ benchmark: Benchmark, cpus: [Int32]) {
     for thread in threads { thread.join() }
     benchmark.stopMeasurement()
     let failed = start.failures.load(ordering: .relaxed)
-    if failed > 0 { benchmark.error("\(failed) loop threads did not make one callout per pass") }
+    if failed > 0 { benchmark.error("\(failed) loop threads failed to set up or did not make one callout per pass") }
 }
 
-/// The start line of `measureLoopThreads`: threads report ready, wait for `go`, count failures.
+/// The start line of `measureThreads`: threads report ready, wait for `go`, count failures.
 final class ThreadStart: Sendable {
     let ready = Atomic<Int>(0)
     let go = Atomic<Bool>(false)
