@@ -22,7 +22,8 @@ import sys
 
 OURS = {"Loop": "Loop (RunLoopCore)", "Autorelease": "Autorelease pool", "Transactions": "Transactions",
         # a reference row: how a peer that shares nothing between threads scales on this machine
-        "libuv on 2 threads": "libuv scaling reference"}
+        "libuv on 2 threads": "libuv scaling reference",
+        "hand-written dirty list on 65536 nodes": "dirty list linearity reference"}
 # Peers in the order the tables list them; others follow by name.
 PEER_ORDER = ["eventfd ping-pong via epoll (floor)", "CFRunLoop", "Foundation RunLoop", "libuv", "GLib", "SwiftNIO", "Dispatch serial queue",
               "naive Swift pool", "GNUstep NSAutoreleasePool", "hand-written dirty list", "hand-written dirty list flush"]
@@ -54,10 +55,10 @@ def parse(paths):
 
 
 def per_sample(work):
-    """Operations per sample: 1 for "(per commit)", N for "(per N layers)", else 1,000."""
+    """Operations per sample: 1 for "(per commit)", N for "(per N layers)" or "(per N nodes)", else 1,000."""
     if "(per commit)" in work:
         return 1
-    match = re.search(r"\(per (\d+) layers\)", work)
+    match = re.search(r"\(per (\d+) (?:layers|nodes)\)", work)
     return int(match.group(1)) if match else 1000
 
 

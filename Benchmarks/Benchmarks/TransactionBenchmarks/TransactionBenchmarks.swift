@@ -174,6 +174,8 @@ final class Fixtures {
 
 /// The implementation names of this target.
 let ours = "Transactions"
+/// The name `ratios.py` treats as "ours" in the dirty list's linearity reference work.
+let dirtyListOnAllNodes = "hand-written dirty list on 65536 nodes"
 let dirtyList = "hand-written dirty list"
 
 let benchmarks: @Sendable () -> Void = {
@@ -288,6 +290,26 @@ let benchmarks: @Sendable () -> Void = {
                 }
                 benchmark.stopMeasurement()
             }
+        }
+    }
+
+    // The same sizes on the hand-written dirty list, as a reference work of its own: whatever its
+    // per-node cost gains from 4,096 to 65,536 nodes is the memory hierarchy, not bookkeeping.
+    let linearList = "mark + flush, every node dirty, hand-written dirty list, depth-8 tree (per 65536 nodes)"
+    for nodeCount in [65_536, 4096, 256, 16] {
+        let name = nodeCount == layersPerSample ? dirtyListOnAllNodes : "\(dirtyList), \(nodeCount)-node flushes"
+        Benchmark("\(linearList) · \(name)", configuration: .init(metrics: metrics, scalingFactor: .one, maxDuration: maxSampling)) { benchmark in
+            let nodes = makeDirtyNodes(like: Fixtures.tree(nodeCount).layers)
+            var list = DirtyList()
+            benchmark.startMeasurement()
+            for _ in 0..<(layersPerSample / nodeCount) {
+                for node in nodes {
+                    list.setNeedsLayout(node)
+                    list.setNeedsDisplay(node)
+                }
+                list.flush()
+            }
+            benchmark.stopMeasurement()
         }
     }
 
