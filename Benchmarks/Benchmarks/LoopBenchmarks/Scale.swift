@@ -105,6 +105,17 @@ func registerScaleBenchmarks() {
         }
         measurePollingPasses(benchmark, loop, mode, "Loop pass beside one idle fd source")
     }
+    // The same on libuv (uv_poll_t on eventfds never written), as its own work: both wait in
+    // epoll_wait, so its ratio is what the kernel adds for 10,000 registered descriptors.
+    let uvFilesWork = "scale: libuv polling pass + 1 callout, 10,000 idle fds"
+    Benchmark("\(uvFilesWork) · \(libuvBesideIdleFds)") { benchmark in
+        measureCPasses(benchmark, "libuv pass beside idle fds", create: { bench_uv_polling_idle_fds_create(Int32(idleFileSources)) },
+                       passes: { Int(bench_uv_passes($0, $1)) }, destroy: { bench_uv_destroy($0) })
+    }
+    Benchmark("\(uvFilesWork) · libuv, 1 idle fd") { benchmark in
+        measureCPasses(benchmark, "libuv pass beside one idle fd", create: { bench_uv_polling_idle_fds_create(1) },
+                       passes: { Int(bench_uv_passes($0, $1)) }, destroy: { bench_uv_destroy($0) })
+    }
 
     // MARK: armed timers
 
@@ -180,8 +191,9 @@ func registerScaleBenchmarks() {
     }
 }
 
-/// The implementation name `ratios.py` treats as "ours" in the libuv scaling reference work.
+/// The implementation names `ratios.py` treats as "ours" in the libuv scaling reference works.
 let libuvOnTwoThreads = "libuv on 2 threads"
+let libuvBesideIdleFds = "libuv beside 10,000 idle fds"
 
 /// One thread's passes: `run(n)` makes n passes and returns the callouts they made.
 struct PassRunner {

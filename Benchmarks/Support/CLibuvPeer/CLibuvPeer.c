@@ -4,6 +4,8 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <uv.h>
 
 enum { max_hooks = 16 };
@@ -24,6 +26,9 @@ struct bench_uv_peer {
     int cpu;
     pthread_t thread;
     int started;
+    uv_poll_t *polls;      // idle fd handles (bench_uv_polling_idle_fds_create)
+    int *poll_fds;
+    int poll_count;
 };
 
 static bench_uv_peer *peer_of(const void *handle) {
@@ -38,6 +43,11 @@ static void on_idle_once(uv_idle_t *handle) {
 static void on_timer(uv_timer_t *handle) { peer_of(handle)->callouts++; }
 static void on_prepare(uv_prepare_t *handle) { peer_of(handle)->hook_calls++; }
 static void on_check(uv_check_t *handle) { peer_of(handle)->hook_calls++; }
+// An idle fd is never written; a call would add a callout and fail the pass check.
+static void on_poll(uv_poll_t *handle, int status, int events) {
+    (void)status; (void)events;
+    peer_of(handle)->callouts++;
+}
 
 static bench_uv_peer *peer_new(void) {
     bench_uv_peer *peer = calloc(1, sizeof *peer);
@@ -69,6 +79,38 @@ bench_uv_peer *bench_uv_polling_create(int hooks) {
         uv_check_init(&peer->loop, &peer->checks[i]);
         peer->checks[i].data = peer;
         uv_check_start(&peer->checks[i], on_check);
+    }
+    return peer;
+}
+
+bench_uv_peer *bench_uv_polling_idle_fds_create(int fds) {
+    if (fds < 1) return NULL;
+    bench_uv_peer *peer = bench_uv_polling_create(0);
+    if (!peer) return NULL;
+    peer->polls = calloc((size_t)fds, sizeof *peer->polls);
+    peer->poll_fds = calloc((size_t)fds, sizeof *peer->poll_fds);
+    if (!peer->polls || !peer->poll_fds) {
+        bench_uv_destroy(peer);
+        return NULL;
+    }
+    for (int i = 0; i < fds; i++) {
+        int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (fd < 0) {
+            bench_uv_destroy(peer);
+            return NULL;
+        }
+        if (uv_poll_init(&peer->loop, &peer->polls[i], fd) != 0) {
+            close(fd);
+            bench_uv_destroy(peer);
+            return NULL;
+        }
+        peer->poll_fds[i] = fd;
+        peer->polls[i].data = peer;
+        peer->poll_count = i + 1;
+        if (uv_poll_start(&peer->polls[i], UV_READABLE, on_poll) != 0) {
+            bench_uv_destroy(peer);
+            return NULL;
+        }
     }
     return peer;
 }
@@ -110,8 +152,12 @@ static void close_all(bench_uv_peer *peer) {
     if (peer->has_stop) uv_close((uv_handle_t *)&peer->stop, NULL);
     for (int i = 0; i < peer->prepare_count; i++) uv_close((uv_handle_t *)&peer->prepares[i], NULL);
     for (int i = 0; i < peer->check_count; i++) uv_close((uv_handle_t *)&peer->checks[i], NULL);
+    for (int i = 0; i < peer->poll_count; i++) uv_close((uv_handle_t *)&peer->polls[i], NULL);
     uv_run(&peer->loop, UV_RUN_DEFAULT);
     uv_loop_close(&peer->loop);
+    for (int i = 0; i < peer->poll_count; i++) bench_close(peer->poll_fds[i]);
+    free(peer->polls);
+    free(peer->poll_fds);
 }
 
 void bench_uv_destroy(bench_uv_peer *peer) {

@@ -15,6 +15,9 @@ typedef struct bench_uv_peer bench_uv_peer;
 /// Polling pass: one active idle handle (the callout of the pass) plus `hooks` observer-like
 /// handles, half uv_prepare_t and half uv_check_t (an odd count gets one more prepare).
 bench_uv_peer *bench_uv_polling_create(int hooks);
+/// The polling peer (no hooks) beside `fds` idle eventfds, each watched for reading by a
+/// uv_poll_t and never written; NULL if any eventfd or handle cannot be made.
+bench_uv_peer *bench_uv_polling_idle_fds_create(int fds);
 /// Due timer: one uv_timer_t restarted with timeout 0 before each pass (libuv's repeat is in
 /// whole milliseconds, so a restart is how a timer is due on every pass).
 bench_uv_peer *bench_uv_timer_create(void);
