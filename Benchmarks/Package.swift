@@ -87,6 +87,13 @@ let package = Package(
             dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
             path: "Echo/NIOEcho"
         ),
+        // The polling pass on Loop.main, which package-benchmark cannot reach (its benchmarks
+        // never run on the main thread); Scripts/run-main-loop.sh.
+        .executableTarget(
+            name: "main-loop-pass",
+            dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer"],
+            path: "MainLoop/MainLoopPass"
+        ),
         benchmarkTarget("AutoreleaseBenchmarks", libraries: ["Autorelease"], support: ["CGNUstepPeer"]),
         benchmarkTarget("TransactionBenchmarks", libraries: ["Transactions"]),
     ],

@@ -49,3 +49,5 @@ open(sys.argv[3], "w", encoding="utf-8").write(doc)
 print("Docs/Benchmarks.md updated")
 PY
 fi
+# Loop.main has a tool of its own (package-benchmark never runs on the main thread).
+if [ "$docs" = 1 ]; then Scripts/run-main-loop.sh --docs; else Scripts/run-main-loop.sh; fi

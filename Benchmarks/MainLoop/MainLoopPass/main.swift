@@ -1,0 +1,137 @@
+// The polling pass on `Loop.main`, which package-benchmark cannot measure: its benchmarks run on
+// a thread of Swift's cooperative pool, never on the main thread. This tool runs on the main
+// thread and measures, interleaved in each round (same CPU when started under `taskset -c 0`):
+//
+//   main     Loop.main: perform one block, run the default mode with timeout 0
+//   own      the same on a loop of its own thread (a pthread that waits while main measures)
+//   libuv    libuv's polling pass on the main thread (an idle handle, uv_run(UV_RUN_NOWAIT))
+//   syscall  a bare system call (getppid), what one kernel entry costs on this machine
+//
+// `main-loop-pass [rounds] [reps] [passes]` prints one markdown table of medians (ns per pass)
+// and the ratios. `main-loop-pass --passes-only N` makes N passes on Loop.main and nothing
+// else, for `strace -c` (Scripts/run-main-loop.sh counts its system calls per pass).
+
+import CLibuvPeer
+import Glibc
+import RunLoopCore
+
+/// Nanoseconds on the monotonic clock.
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    guard clock_gettime(CLOCK_MONOTONIC, &now) == 0 else { fatalError("clock_gettime failed: errno \(errno)") }
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+/// Callouts made by the measured blocks; each loop's blocks run on that loop's thread only.
+final class CalloutTally: @unchecked Sendable {  // one thread at a time: main, or the own-loop thread while main waits in join
+    var count = 0
+}
+
+/// Makes `passes` polling passes on `loop` (one performed block each); ns per pass. Exits 1
+/// unless every pass made its callout.
+func loopPasses(_ loop: Loop, _ passes: Int, _ tally: CalloutTally) -> Double {
+    let before = tally.count
+    let bump: @Sendable () -> Void = { tally.count &+= 1 }
+    let start = monotonicNanoseconds()
+    for _ in 0..<passes {
+        loop.perform(inMode: .default, label: "main-loop-pass", bump)
+        loop.run(mode: .default, timeout: 0)
+    }
+    let elapsed = monotonicNanoseconds() - start
+    guard tally.count - before == passes else {
+        print("main-loop-pass: \(tally.count - before) callouts in \(passes) passes, expected one per pass")
+        exit(1)
+    }
+    return Double(elapsed) / Double(passes)
+}
+
+/// The own-thread measurement: a pthread whose loop makes the passes while main waits in join.
+final class OwnThreadRun: @unchecked Sendable {  // written by the pthread before join returns, read by main after
+    let passes: Int
+    var nanosecondsPerPass = 0.0
+    init(passes: Int) { self.passes = passes }
+}
+
+func ownThreadBody(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    let run = Unmanaged<OwnThreadRun>.fromOpaque(argument!).takeUnretainedValue()
+    let tally = CalloutTally()
+    _ = loopPasses(Loop.current, 32, tally)
+    run.nanosecondsPerPass = loopPasses(Loop.current, run.passes, tally)
+    return nil
+}
+
+func ownThreadPasses(_ passes: Int) -> Double {
+    let run = OwnThreadRun(passes: passes)
+    var thread = pthread_t()
+    let created = pthread_create(&thread, nil, ownThreadBody, Unmanaged.passUnretained(run).toOpaque())
+    guard created == 0 else { fatalError("pthread_create failed: \(created)") }
+    let joined = pthread_join(thread, nil)
+    guard joined == 0 else { fatalError("pthread_join failed: \(joined)") }
+    return run.nanosecondsPerPass
+}
+
+func libuvPasses(_ peer: OpaquePointer, _ passes: Int) -> Double {
+    let start = monotonicNanoseconds()
+    let callouts = bench_uv_passes(peer, passes)
+    let elapsed = monotonicNanoseconds() - start
+    guard callouts == passes else {
+        print("main-loop-pass: libuv made \(callouts) callouts in \(passes) passes")
+        exit(1)
+    }
+    return Double(elapsed) / Double(passes)
+}
+
+func bareSystemCalls(_ count: Int) -> Double {
+    let start = monotonicNanoseconds()
+    for _ in 0..<count { _ = getppid() }
+    return Double(monotonicNanoseconds() - start) / Double(count)
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted[sorted.count / 2]
+}
+
+func format(_ value: Double) -> String {
+    value >= 100 ? String(Int(value.rounded())) : String(Double(Int(value * 10)) / 10)
+}
+
+func ratio(_ value: Double) -> String { String(Double(Int(value * 100 + 0.5)) / 100) + "×" }
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let mainTally = CalloutTally()
+if arguments.first == "--passes-only" {
+    let passes = arguments.count > 1 ? Int(arguments[1]) ?? 10_000 : 10_000
+    _ = loopPasses(Loop.main, passes, mainTally)
+    exit(0)
+}
+let rounds = arguments.count > 0 ? Int(arguments[0]) ?? 3 : 3
+let reps = arguments.count > 1 ? Int(arguments[1]) ?? 7 : 7
+let passes = arguments.count > 2 ? Int(arguments[2]) ?? 100_000 : 100_000
+
+guard let libuv = bench_uv_polling_create(0) else { fatalError("libuv peer: set-up failed") }
+_ = loopPasses(Loop.main, 32, mainTally)
+_ = libuvPasses(libuv, 32)
+
+var samples: [String: [Double]] = ["main": [], "own": [], "libuv": [], "syscall": []]
+for _ in 0..<rounds {
+    for _ in 0..<reps {
+        samples["main"]!.append(loopPasses(Loop.main, passes, mainTally))
+        samples["own"]!.append(ownThreadPasses(passes))
+        samples["libuv"]!.append(libuvPasses(libuv, passes))
+        samples["syscall"]!.append(bareSystemCalls(passes))
+    }
+}
+bench_uv_destroy(libuv)
+
+let main = median(samples["main"]!), own = median(samples["own"]!)
+let uv = median(samples["libuv"]!), syscallCost = median(samples["syscall"]!)
+print("""
+    | work (median of \(rounds) rounds × \(reps) reps, \(passes) passes each) | ns per pass | ÷ libuv |
+    |---|---:|---:|
+    | polling pass + 1 callout, `Loop.main` | \(format(main)) | \(ratio(main / uv)) |
+    | polling pass + 1 callout, a loop of its own thread | \(format(own)) | \(ratio(own / uv)) |
+    | polling pass + 1 callout, libuv (main thread) | \(format(uv)) | 1× |
+    | one bare system call (`getppid`) | \(format(syscallCost)) | \(ratio(syscallCost / uv)) |
+    | `Loop.main` − own-thread loop | \(format(main - own)) | |
+    """)
