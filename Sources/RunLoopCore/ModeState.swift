@@ -114,8 +114,14 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
 
     /// The snapshot of the mode's current observers (built now if the mode has none), or nil
     /// when the mode has no observers. Lock held.
+    @inline(__always)
     func observerSnapshotLocked() -> ObserverSnapshot? {
         if let snapshot = guarded.observerSnapshot { return snapshot }
+        return buildObserverSnapshotLocked()
+    }
+
+    @inline(never)
+    private func buildObserverSnapshotLocked() -> ObserverSnapshot? {
         guard !guarded.observers.isEmpty else { return nil }
         let snapshot = ObserverSnapshot(observers: guarded.observers,
                                         version: observersVersion.load(ordering: .relaxed))
