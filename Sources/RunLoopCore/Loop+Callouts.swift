@@ -125,6 +125,8 @@ extension Loop {
         // CF collects the valid, non-firing ones first and calls them after; testing both at
         // each call is the same: invalidation is final, and an observer that a callout of
         // this notification makes fire has stopped firing when that callout returns.
+        assert(activity.rawValue & ObserverSnapshot.notified != 0 && activity.rawValue.nonzeroBitCount == 1,
+               "notify takes one of the six notified activities")
         let starts = scratch.pointee.observerStarts.unsafelyUnwrapped
         let slot = activity.rawValue.trailingZeroBitCount
         var index = starts[slot]

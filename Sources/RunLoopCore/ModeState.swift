@@ -123,8 +123,7 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     @inline(never)
     private func buildObserverSnapshotLocked() -> ObserverSnapshot? {
         guard !guarded.observers.isEmpty else { return nil }
-        let snapshot = ObserverSnapshot(observers: guarded.observers,
-                                        version: observersVersion.load(ordering: .relaxed))
+        let snapshot = ObserverSnapshot(observers: guarded.observers)
         guarded.observerSnapshot = snapshot
         return snapshot
     }

@@ -10,29 +10,29 @@
 final class ObserverSnapshot {
     /// Keeps the observers alive while `entries` refers to them.
     let observers: [LoopObserver]
-    /// The mode's `observersVersion` when this snapshot was built.
-    let version: UInt64
     /// For the activity in bit `b`: `entries[starts[b] ..< starts[b + 1]]`.
     let entries: UnsafeMutablePointer<Unmanaged<LoopObserver>>
     let starts: UnsafeMutablePointer<Int>
 
-    /// The activities are the bits 0–7 (`Loop.Activity`); an observer of `allActivities`
-    /// appears in each of the six slots CF notifies.
+    /// The activities are bits 0–7 (`Loop.Activity`); slots 3 and 4 stay empty.
     static let slotCount = 8
+    /// The six activities a loop notifies; other bits of an observer's mask (as in
+    /// `allActivities`) are never notified, so they take no entries.
+    static let notified: UInt32 = [Loop.Activity.entry, .beforeTimers, .beforeSources,
+                                   .beforeWaiting, .afterWaiting, .exit].reduce(0) { $0 | $1.rawValue }
 
-    init(observers: [LoopObserver], version: UInt64) {
+    init(observers: [LoopObserver]) {
         self.observers = observers
-        self.version = version
         var total = 0
         for observer in observers {
-            total += (observer.activities.rawValue & 0xFF).nonzeroBitCount
+            total += (observer.activities.rawValue & Self.notified).nonzeroBitCount
         }
         entries = .allocate(capacity: max(total, 1))
         starts = .allocate(capacity: Self.slotCount + 1)
         var next = 0
         for slot in 0..<Self.slotCount {
             starts[slot] = next
-            let bit = UInt32(1) << UInt32(slot)
+            let bit = (UInt32(1) << UInt32(slot)) & Self.notified
             for observer in observers where observer.activities.rawValue & bit != 0 {
                 entries[next] = Unmanaged.passUnretained(observer)
                 next += 1
