@@ -25,7 +25,7 @@ extension Loop {
     @inline(__always)
     func callOut(_ kind: LoopEvent.Callout, _ label: String, _ mode: Loop.Mode, _ body: () -> Void) {
         // The common case, nothing installed: no existential is loaded or retained.
-        guard owned.activeInterceptor != nil || owned.activeSink != nil else {
+        guard owned.wrapsCallouts else {
             body()
             return
         }
@@ -98,8 +98,8 @@ extension Loop {
 
     // MARK: Observers (O4, O5)
 
-    /// Notifies `activity` if the mode's mask has it (O3 gate), calling a snapshot of the
-    /// matching, valid, non-firing observers in order.
+    /// Notifies `activity` (a single bit) if the mode's mask has it (O3 gate), calling the
+    /// valid, non-firing observers of it from the run's snapshot, in order.
     @inline(__always)
     func notify(_ activity: Loop.Activity, _ state: ModeState, _ frame: RunFrame) {
         guard state.observerMask.load(ordering: .relaxed) & activity.rawValue != 0 else { return }
@@ -107,61 +107,46 @@ extension Loop {
     }
 
     func doObservers(_ activity: Loop.Activity, _ state: ModeState, _ frame: RunFrame) {
-        let wanted = activity.rawValue
         let scratch = frame.scratch
-        // O4: the snapshot keeps the mode's observer array itself (no retain per observer): an
-        // observer removed by an earlier callout is still called (O5), and the array's
-        // copy-on-write leaves our copy — and so every collected observer — alive. The array
-        // is kept until the run ends and taken again (under the lock) only when the mode's
-        // observers changed since, so the usual notification takes no lock and no retain; a
-        // change another thread makes meanwhile counts as made after this notification.
+        // O4: the run holds a snapshot of the mode's observers, taken under the lock when the
+        // run started and again only when the mode's observers changed since. An observer
+        // removed by an earlier callout is still called (O5): the held snapshot keeps it
+        // alive. A change another thread makes meanwhile counts as made after this
+        // notification. The snapshot replaced is released after the lock.
         if state.observersVersion.load(ordering: .acquiring) != scratch.pointee.observersHeldVersion {
             lock.lock()
-            if !sameBuffer(scratch.pointee.observersHeld, state.guarded.observers) {
-                scratch.pointee.observersHeld = state.guarded.observers
-            }
-            scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
+            let previous = frame.holdObserverSnapshotLocked(state)
             lock.unlock()
-            frame.indexHeldObservers()
-        }
-        // Collect from the unretained index of the held array into the picks (both in one raw
-        // buffer that only grows: no retain, no uniqueness check, no allocation once sized).
-        // What the checks read is immutable or atomic.
-        let held = scratch.pointee.observersHeldCount
-        let all = scratch.pointee.observerBuffer.unsafelyUnwrapped
-        let picks = all + held
-        var count = 0
-        for i in 0..<held {
-            let pick = all[i]
-            let wantsIt = pick._withUnsafeGuaranteedRef {
-                $0.activities.rawValue & wanted != 0 && $0.core.isValid && !$0.firing.load(ordering: .relaxed)
-            }
-            if wantsIt { picks[count] = pick; count += 1 }
+            withExtendedLifetime(previous) {}
         }
         if hasSink { emit(.activity(activity), activity.shortName, state.mode) }
-        // …then call each with the lock released.
-        for index in 0..<count {
-            picks[index]._withUnsafeGuaranteedRef { fireObserver($0, activity, state) }
+        guard let entries = scratch.pointee.observerEntries else { return }
+        // The observers of this activity only, in order, unretained (the snapshot is held).
+        // CF collects the valid, non-firing ones first and calls them after; testing both at
+        // each call is the same: invalidation is final, and an observer that a callout of
+        // this notification makes fire has stopped firing when that callout returns.
+        assert(activity.rawValue & ObserverSnapshot.notified != 0 && activity.rawValue.nonzeroBitCount == 1,
+               "notify takes one of the six notified activities")
+        let starts = scratch.pointee.observerStarts.unsafelyUnwrapped
+        let slot = activity.rawValue.trailingZeroBitCount
+        var index = starts[slot]
+        let end = starts[slot + 1]
+        while index < end {
+            entries[index]._withUnsafeGuaranteedRef { fireObserver($0, activity, state) }
+            index += 1
         }
     }
 
-    /// Whether two observer arrays share one non-empty buffer.
-    @inline(__always)
-    private func sameBuffer(_ a: [LoopObserver], _ b: [LoopObserver]) -> Bool {
-        a.count == b.count && a.count > 0
-            && a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
-    }
-
-    /// O4 steps 1–5 for one collected observer.
+    /// O4 steps 1–5 for one observer of the snapshot.
     @inline(__always)
     private func fireObserver(_ observer: LoopObserver, _ activity: Loop.Activity, _ state: ModeState) {
-        guard observer.core.isValid else { return }  // invalidated by an earlier callout (O5)
+        // Invalidated (maybe by an earlier callout, O5), or firing in an outer run (O5).
+        guard observer.core.isValid, !observer.firing.load(ordering: .relaxed) else { return }
         observer.firing.store(true, ordering: .relaxed)
-        let invalidateAfter = !observer.repeats
         callOut(.observer, observer.label, state.mode) {
             __RLK_IS_CALLING_OUT_TO_AN_OBSERVER__(observer, activity)
         }
-        if invalidateAfter { observer.invalidate() }  // O5: a one-shot observer fires once
+        if !observer.repeats { observer.invalidate() }  // O5: a one-shot observer fires once
         observer.firing.store(false, ordering: .relaxed)
     }
 

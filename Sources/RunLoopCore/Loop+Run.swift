@@ -162,6 +162,9 @@ extension Loop {
         // again to redo them after Entry, where CF does them.
         var settledPort: Int32? = nil
         let observed = state.observerMask.load(ordering: .relaxed)
+        // O4: the run's observer snapshot, in this critical section (the frame holds none:
+        // the run that used it last dropped it).
+        if observed != 0 { _ = frame.holdObserverSnapshotLocked(state) }
         if hasSink || observed & Loop.Activity.entry.rawValue != 0 {
             let epoch = controlEpoch.load(ordering: .relaxed)
             let unstopped = !frame.stopped && !state.guarded.stopped

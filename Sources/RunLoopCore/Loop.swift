@@ -436,15 +436,14 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
 
     struct Scratch {
         var removedAsyncPort: Int32 = -1
-        /// The mode's observer array while a notification runs (keeps the snapshot alive, O5).
-        var observersHeld: [LoopObserver] = []
-        /// The mode's `observersVersion` when `observersHeld` was taken; 0 = none held.
+        /// The snapshot of the running mode's observers this run's notifications use; the
+        /// run takes it when it starts and again when the mode's observers change (O4, O5).
+        var observerSnapshot: ObserverSnapshot?
+        /// Its `version`; 0 = none held.
         var observersHeldVersion: UInt64 = 0
-        /// Unretained references: first the `observersHeldCount` observers of `observersHeld`
-        /// (alive through it, O5), then room for as many picks of one notification.
-        var observerBuffer: UnsafeMutablePointer<Unmanaged<LoopObserver>>?
-        var observerBufferCapacity = 0
-        var observersHeldCount = 0
+        /// Its `entries` and `starts`, read by each notification without touching the object.
+        var observerEntries: UnsafeMutablePointer<Unmanaged<LoopObserver>>?
+        var observerStarts: UnsafeMutablePointer<Int>?
         var sources: [Source0Pick] = []
         var timers: [DueTimer] = []
         var blocks: [PendingBlock] = []
@@ -472,36 +471,31 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
         control.deallocate()
         scratch.pointee.readyTokens.deallocate()
         scratch.pointee.readyFlags.deallocate()
-        scratch.pointee.observerBuffer?.deallocate()
         scratch.deinitialize(count: 1)
         scratch.deallocate()
     }
 
-    /// Drops the observer array kept by the run's notifications (O5), so removed observers
-    /// are released and later edits of the mode need no copy. Loop thread, end of a run.
+    /// Takes the snapshot of `state`'s current observers (none if it has none) and returns the
+    /// one held before, for the caller to release after the loop's lock. Loop thread, lock held.
+    @inline(__always)
+    func holdObserverSnapshotLocked(_ state: ModeState) -> ObserverSnapshot? {
+        let snapshot = state.observerSnapshotLocked()
+        scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
+        scratch.pointee.observerEntries = snapshot?.entries
+        scratch.pointee.observerStarts = snapshot?.starts
+        let previous = scratch.pointee.observerSnapshot
+        scratch.pointee.observerSnapshot = snapshot
+        return previous
+    }
+
+    /// Drops the run's observer snapshot (O5), so observers removed meanwhile are released
+    /// with it. Loop thread, end of a run, lock released.
     @inline(__always)
     func releaseObserverSnapshot() {
         scratch.pointee.observersHeldVersion = 0
-        scratch.pointee.observersHeldCount = 0
-        if !scratch.pointee.observersHeld.isEmpty { scratch.pointee.observersHeld = [] }
-    }
-
-    /// Copies unretained references to the observers of `observersHeld` to the start of the
-    /// observer buffer, which then has room for as many picks behind them. The buffer only
-    /// grows, so a steady state allocates nothing. Loop thread, after `observersHeld` changed.
-    func indexHeldObservers() {
-        let count = scratch.pointee.observersHeld.count
-        if scratch.pointee.observerBuffer == nil || scratch.pointee.observerBufferCapacity < 2 * count {
-            scratch.pointee.observerBuffer?.deallocate()
-            let capacity = max(2 * count, 16, scratch.pointee.observerBufferCapacity * 2)
-            scratch.pointee.observerBuffer = .allocate(capacity: capacity)
-            scratch.pointee.observerBufferCapacity = capacity
-        }
-        let buffer = scratch.pointee.observerBuffer.unsafelyUnwrapped
-        scratch.pointee.observersHeld.withUnsafeBufferPointer { all in
-            for i in 0..<count { buffer[i] = Unmanaged.passUnretained(all[i]) }
-        }
-        scratch.pointee.observersHeldCount = count
+        scratch.pointee.observerEntries = nil
+        scratch.pointee.observerStarts = nil
+        if scratch.pointee.observerSnapshot != nil { scratch.pointee.observerSnapshot = nil }
     }
 }
 

@@ -40,9 +40,18 @@ struct LoopOwnedState {
     var dispatchFD: Int32 = -1
     /// The sink and interceptor in effect for the running pass, copied from the configured ones
     /// at the start of every run and pass (`refreshInstrumentation`).
-    var activeSink: (any LoopEventSink)?
-    var activeInterceptor: (any LoopCalloutInterceptor)?
+    /// Set only through `adopt(sink:interceptor:)`, which keeps `wrapsCallouts` in step.
+    private(set) var activeSink: (any LoopEventSink)?
+    private(set) var activeInterceptor: (any LoopCalloutInterceptor)?
+    /// Either of them is set: a callout without it tests this one flag.
+    private(set) var wrapsCallouts = false
     var activeInstrumentationVersion: UInt64 = 0
     /// Teardown is running the jobs left (W6): they are isolated to this loop meanwhile.
     var runningJobsAtTeardown = false
+
+    mutating func adopt(sink: (any LoopEventSink)?, interceptor: (any LoopCalloutInterceptor)?) {
+        activeSink = sink
+        activeInterceptor = interceptor
+        wrapsCallouts = sink != nil || interceptor != nil
+    }
 }

@@ -42,6 +42,7 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     @exclusivity(unchecked) var signalled: [Source0Registration] = []
     /// Bumped under the loop's lock with every change of `observers` (`observersChanged`), so
     /// a notification whose snapshot is still current skips the lock (see `doObservers`).
+    /// Starts at 1: a run frame's 0 means it holds no snapshot.
     let observersVersion = Atomic<UInt64>(1)
 
     /// The mode's items and flags, only with the owning loop's lock held.
@@ -104,8 +105,28 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         closeDescriptor(timerFD, "the timer descriptor of mode '\(mode)'")
     }
 
-    /// Call after every change of `observers`. Lock held.
-    func observersChanged() { observersVersion.wrappingAdd(1, ordering: .releasing) }
+    /// Call after every change of `observers`. Lock held. Dropping the mode's snapshot here
+    /// frees no observer under the lock: a removed observer is held by whoever removes it.
+    func observersChanged() {
+        guarded.observerSnapshot = nil
+        observersVersion.wrappingAdd(1, ordering: .releasing)
+    }
+
+    /// The snapshot of the mode's current observers (built now if the mode has none), or nil
+    /// when the mode has no observers. Lock held.
+    @inline(__always)
+    func observerSnapshotLocked() -> ObserverSnapshot? {
+        if let snapshot = guarded.observerSnapshot { return snapshot }
+        return buildObserverSnapshotLocked()
+    }
+
+    @inline(never)
+    private func buildObserverSnapshotLocked() -> ObserverSnapshot? {
+        guard !guarded.observers.isEmpty else { return nil }
+        let snapshot = ObserverSnapshot(observers: guarded.observers)
+        guarded.observerSnapshot = snapshot
+        return snapshot
+    }
 
     var isEmptyOfItems: Bool {
         guarded.sources0.isEmpty && guarded.ports.isEmpty && guarded.files.isEmpty && guarded.timers.isEmpty
@@ -184,6 +205,9 @@ struct ModeGuardedState {
     var files: [UInt64: LoopFileSource] = [:]
     /// Sorted by `order`, ties in insertion order (O1).
     var observers: [LoopObserver] = []
+    /// `observers` per activity, shared by the mode's runs until they change (see
+    /// `ObserverSnapshot`); nil until a run needs it.
+    var observerSnapshot: ObserverSnapshot?
     /// Ordered by fire date, ties in insertion order (T2); see `TimerQueue`.
     var timers = TimerQueue()
     /// When the mode's timer descriptor fires (`.max` = disarmed); see `rearm` (T3, T8).

@@ -93,8 +93,7 @@ extension Loop {
         // A torn-down loop never calls out again: drop the sink and interceptor, and the owner
         // thread's copies of them, so nothing they hold (often the loop itself) stays alive.
         updateInstrumentation { $0 = Instrumentation() }
-        owned.activeSink = nil
-        owned.activeInterceptor = nil
+        owned.adopt(sink: nil, interceptor: nil)
         reportUnrunJobs(unrunJobs)
         _ = common
         for (source, name) in cancels { source.cancelCallout?(self, name) }
