@@ -205,6 +205,8 @@ public final class ReplayRecorder: Sendable {
             case .advance(let nanoseconds): clock.advance(to: clock.now.advanced(by: .nanoseconds(Int64(clamping: nanoseconds))))
             case .fileReady(let label, _):
                 problem("an external fd readiness of \"\(label)\" cannot be re-applied: the replay owns no descriptor")
+            case .perform(let label):
+                problem("an external block \"\(label)\" cannot be re-applied: a ReplayRecorder workload registers no block closures")
             }
         }
     }

@@ -93,7 +93,7 @@ public enum TraceExplainer {
             case .signal(let label): if signals[label] == nil { signals[label] = index }   // S1: the first signal counts
             case .send(let label, _): sends[label, default: []].append(index)
             case .fileReady(let label, _): readiness[label, default: []].append(index)
-            case .wakeUp, .advance: break
+            case .wakeUp, .advance, .perform: break
             }
         }
 
