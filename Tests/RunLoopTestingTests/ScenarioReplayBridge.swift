@@ -1,5 +1,4 @@
 import LoopScenarios
-import RunLoopKit
 import RunLoopTesting
 
 /// Joins the scenarios' record and replay (LoopScenarios) to the trace file (RunLoopTesting):
