@@ -36,8 +36,9 @@ final class ScenarioReplayDriver: LoopEventSink {
 
     func loop(_ loop: Loop, emitted event: LoopEvent) {
         if case .input = event.kind {
-            guard let time = nextLoopInputTime() else { return }   // nil: the driver's own input
-            recorder.record(LoopEvent(kind: event.kind, label: event.label, mode: event.mode, pass: event.pass, time: time ?? event.time))
+            // The driver's own inputs are recorded as the plan has them (`applyInjections`).
+            guard let time = loopInputReading(otherwise: event.time) else { return }
+            recorder.record(LoopEvent(kind: event.kind, label: event.label, mode: event.mode, pass: event.pass, time: time))
             return
         }
         recorder.record(event)
@@ -58,13 +59,13 @@ final class ScenarioReplayDriver: LoopEventSink {
         }
     }
 
-    /// nil while the driver applies an input; otherwise the recorded reading of the loop's
-    /// next own input (`.some(nil)` past the last one).
-    private func nextLoopInputTime() -> LoopInstant?? {
+    /// The recorded reading of the loop's next own input (`fallback` past the last one); nil
+    /// while the driver applies an input.
+    private func loopInputReading(otherwise fallback: LoopInstant) -> LoopInstant? {
         state.withLock { state in
             if state.applying { return nil }
             defer { state.loopInputs += 1 }
-            return .some(state.loopInputs < plan.loopInputTimes.count ? plan.loopInputTimes[state.loopInputs] : nil)
+            return state.loopInputs < plan.loopInputTimes.count ? plan.loopInputTimes[state.loopInputs] : fallback
         }
     }
 
