@@ -59,7 +59,7 @@ struct ReplayExplainTests {
             end entries=11
             """)
         #expect(TraceExplainer.explain(trace).map(\.waitedFor) == [
-            "the block point after the end of the pass in pass 1; the oldest block another thread enqueued and none ran yet"
+            "the block point after the end of the pass in pass 1; the oldest block another thread enqueued that has not run yet"
                 + " is \"reply\" at line 5 (pass 1, from another thread)",
             "the block point after the end of the pass in pass 2",
         ])

@@ -5,7 +5,8 @@ extension ReplayTrace {
     ///
     /// Throws ``ReplayTraceError`` naming the line and field for: a missing or foreign header,
     /// another format version, an unknown kind or field, a missing, repeated or malformed field,
-    /// an unterminated string, and a truncated file (no `end` line, or one whose count differs).
+    /// an unterminated string, a `perform` line in a version 1 file, and a truncated file (no
+    /// `end` line, or one whose count differs).
     ///
     /// ```swift
     /// let trace = try ReplayTrace(parsing: "runloopkit-trace 2\nclock start=0\nend entries=0\n")

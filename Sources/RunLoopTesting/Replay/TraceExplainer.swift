@@ -166,7 +166,7 @@ public enum TraceExplainer {
                 rules = ["B3"]
                 let point = depth > 0 ? "a block point of a run nested in a callout" : "the block point after \(lastBlockPoint) in pass \(entry.pass)"
                 if !performs.isEmpty, case .input(let input) = trace.entries[performs[0]].kind, case .perform(let name) = input.action {
-                    waitedFor = point + "; the oldest block another thread enqueued and none ran yet is \"\(name)\" at \(describe(performs.removeFirst()))"
+                    waitedFor = point + "; the oldest block another thread enqueued that has not run yet is \"\(name)\" at \(describe(performs.removeFirst()))"
                 } else {
                     waitedFor = point
                 }
