@@ -147,7 +147,7 @@ struct ScenarioOutcome {
     var timelineHidesObservers = false
 
     /// The result with the standard artifacts made from `entries`.
-    func result(name: String, entries: [TraceEntry], inputs: [TraceInput] = []) -> ScenarioResult {
+    func result(name: String, entries: [TraceEntry], inputs: [TraceInput] = [], crossThread: ScenarioInputs? = nil) -> ScenarioResult {
         let verbose = TextLogExporter.verboseText(entries)
         var files = [
             ScenarioArtifact(fileName: "\(name).log", contents: verbose),
@@ -157,7 +157,8 @@ struct ScenarioOutcome {
         ]
         files += artifacts
         return ScenarioResult(name: name, expected: expected, produced: produced, checks: checks,
-                              fullTrace: verbose, artifacts: files, entries: entries, inputs: inputs)
+                              fullTrace: verbose, artifacts: files, entries: entries, inputs: inputs,
+                              externalInputs: crossThread?.externalInputs ?? [], replayProblems: crossThread?.replayProblems ?? [])
     }
 }
 

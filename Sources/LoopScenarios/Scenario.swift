@@ -20,14 +20,27 @@ public struct Scenario: Sendable {
     /// Why the scenario cannot run in this build (nil when it can): the main job and the test
     /// suites skip it and say why.
     public let unavailableReason: String?
-    private let body: @Sendable (ScenarioOptions) -> ScenarioResult
+    private let body: @Sendable (ScenarioOptions, ScenarioInputs) -> ScenarioResult
+    /// True when the scenario takes its clock and cross-thread inputs from `ScenarioInputs`,
+    /// so that ``replay(_:replacing:options:)`` can run it again from a recorded trace.
+    public let replaysCrossThreadInputs: Bool
 
     public init(name: String, summary: String, unavailableReason: String? = nil,
                 run body: @escaping @Sendable (ScenarioOptions) -> ScenarioResult) {
         self.name = name
         self.summary = summary
         self.unavailableReason = unavailableReason
+        self.body = { options, _ in body(options) }
+        replaysCrossThreadInputs = false
+    }
+
+    /// A scenario whose other threads' work goes through `ScenarioInputs`.
+    init(name: String, summary: String, replayable body: @escaping @Sendable (ScenarioOptions, ScenarioInputs) -> ScenarioResult) {
+        self.name = name
+        self.summary = summary
+        unavailableReason = nil
         self.body = body
+        replaysCrossThreadInputs = true
     }
 
     /// Runs the scenario on a fresh thread (joined before returning), so per-thread state
@@ -35,7 +48,26 @@ public struct Scenario: Sendable {
     /// in parallel.
     public func run(_ options: ScenarioOptions = ScenarioOptions()) -> ScenarioResult {
         let body = self.body
-        return ScenarioThread.run(name: name) { body(options) }
+        return ScenarioThread.run(name: name) { body(options, ScenarioInputs()) }
+    }
+
+    /// Runs the scenario again from a recording: on a `VirtualClock` that returns the recorded
+    /// readings, without starting its other threads, applying each recorded input of those
+    /// threads after the loop event it was observed at. `replacements` stand in for the blocks
+    /// the scenario registers under those labels. The result's `replayProblems` lists inputs
+    /// that could not be applied. Returns nil for a scenario that does not replay
+    /// (``replaysCrossThreadInputs`` is false: it runs on a virtual clock and on one thread, so
+    /// ``run(_:)`` repeats it).
+    ///
+    /// ```swift
+    /// let again = scenario.replay(plan)
+    /// print(again?.replayProblems ?? [])   // []
+    /// ```
+    public func replay(_ plan: ScenarioReplayPlan, replacing replacements: [String: @Sendable () -> Void] = [:],
+                       options: ScenarioOptions = ScenarioOptions()) -> ScenarioResult? {
+        guard replaysCrossThreadInputs else { return nil }
+        let body = self.body
+        return ScenarioThread.run(name: name) { body(options, ScenarioInputs(replaying: plan, replacing: replacements)) }
     }
 }
 
@@ -107,12 +139,18 @@ public struct ScenarioResult: Sendable {
     public let artifacts: [ScenarioArtifact]
     /// Every entry the scenario's trace recorder kept (what `runloopkit record` writes out).
     public let entries: [TraceEntry]
-    /// The inputs (signals, sends, wake-ups) that recorder saw, placed among `entries`.
+    /// The inputs (signals, sends, wake-ups) that recorder saw, placed among `entries`. For a
+    /// scenario that ``Scenario/replaysCrossThreadInputs``, only those of the loop's own thread.
     public let inputs: [TraceInput]
+    /// The inputs other threads gave the loop (blocks by label, wake-ups), for a scenario that
+    /// ``Scenario/replaysCrossThreadInputs``; in a replay, those the replay applied.
+    public let externalInputs: [ScenarioExternalInput]
+    /// What a replay could not apply (empty for a recording and for a faithful replay).
+    public let replayProblems: [String]
 
     public init(name: String, expected: [String], produced: [String], checks: [ScenarioCheck] = [],
                 fullTrace: String = "", artifacts: [ScenarioArtifact] = [], entries: [TraceEntry] = [],
-                inputs: [TraceInput] = []) {
+                inputs: [TraceInput] = [], externalInputs: [ScenarioExternalInput] = [], replayProblems: [String] = []) {
         self.name = name
         self.expected = expected
         self.produced = produced
@@ -121,6 +159,8 @@ public struct ScenarioResult: Sendable {
         self.artifacts = artifacts
         self.entries = entries
         self.inputs = inputs
+        self.externalInputs = externalInputs
+        self.replayProblems = replayProblems
     }
 
     /// True when the produced trace equals the expected one line for line.

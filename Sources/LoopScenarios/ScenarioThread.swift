@@ -28,16 +28,23 @@ enum ScenarioThread {
         return Handle(thread: thread, result: result)
     }
 
-    /// A started thread. Join it exactly once (`join` consumes the handle).
+    /// A started thread (or one a replay did not start). Join it exactly once (`join` consumes the handle).
     struct Handle<T: Sendable>: ~Copyable {
-        fileprivate let thread: pthread_t
+        fileprivate let thread: pthread_t?
         fileprivate let result: Locked<T?>
+
+        /// A handle for a thread that was not started: `join` returns `value` at once.
+        static func notStarted(_ value: T) -> Handle {
+            Handle(thread: nil, result: Locked(value))
+        }
 
         /// Waits for the thread to exit (its thread-local destructors included) and returns
         /// the body's value.
         consuming func join() -> T {
-            let status = pthread_join(thread, nil)
-            precondition(status == 0, "scenario thread: pthread_join failed (\(status))")
+            if let thread {
+                let status = pthread_join(thread, nil)
+                precondition(status == 0, "scenario thread: pthread_join failed (\(status))")
+            }
             // The thread has exited, so its body has stored the value.
             return result.withLock { $0 }!
         }

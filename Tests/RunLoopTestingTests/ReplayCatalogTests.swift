@@ -3,53 +3,64 @@ import RunLoopCore
 import RunLoopTesting
 import Testing
 
-/// CI's replay gate: every scenario of the main job that runs on the virtual clock, and 1,000
-/// random operation scripts of the differential suite, are recorded, written, read back and
-/// replayed, and the two traces must be identical.
+/// CI's replay gate: every scenario of the main job, and 1,000 random operation scripts of the
+/// differential suite, are recorded, written, read back and replayed, and the two traces must be
+/// identical. The scenarios whose other threads give their loop work (`replaysCrossThreadInputs`)
+/// are replayed from the file on a virtual clock, their recorded inputs applied by the replay.
 @Suite("Replay: scenarios and random scripts replay identically")
 struct ReplayCatalogTests {
-    /// Scenarios that do not run on the virtual clock, so their traces carry real times. Their
-    /// inputs are recorded (see `realClockScenariosRecordInputs`), but their cross-thread work
-    /// arrives as blocks (`performAndWake`, `perform` + `wakeUp`), which are not inputs a replay
-    /// can re-apply: only the wake-up is reported, not the block's closure.
-    static let excludedScenarios: [String: String] = [
-        "wait-for-callback": "runs on MonotonicClock and waits for a block a network thread enqueues: real times, and the block is not a re-appliable input",
-        "resident-thread": "runs Loop.current of a background thread (MonotonicClock) that other threads perform blocks on: real times, and where the blocks land depends on thread timing",
-    ]
+    static let runnable = ScenarioCatalog.all.filter { $0.unavailableReason == nil }.map(\.name)
 
-    @Test("Every virtual-clock scenario of the main job replays to an identical trace",
-          arguments: ScenarioCatalog.all.filter { $0.unavailableReason == nil }.map(\.name)
-            .filter { excludedScenarios[$0] == nil })
+    @Test("Every scenario of the main job replays to an identical trace", arguments: runnable)
     func scenarioReplays(_ name: String) throws {
         let scenario = try #require(ScenarioCatalog.named(name))
         let first = scenario.run()
         #expect(!first.entries.isEmpty, "\(name) recorded no entries")
-        let recorded = try ReplayTrace(parsing: ReplayTrace(events: first.entries, inputs: first.inputs, clockStart: .zero).text)
+        let recorded = try ReplayTrace(parsing: ReplayTrace(scenario: first).text)
         #expect(recorded.entries.contains { if case .calloutBegin = $0.kind { true } else { false } })
         let inputLines = recorded.entries.filter { if case .input = $0.kind { true } else { false } }.count
-        #expect(inputLines == first.inputs.count, "\(name): \(first.inputs.count) inputs reported, \(inputLines) in the trace")
+        let inputCount = first.inputs.count + first.externalInputs.count
+        #expect(inputLines == inputCount, "\(name): \(inputCount) inputs reported, \(inputLines) in the trace")
 
-        let second = scenario.run()
-        let replayed = ReplayTrace(events: second.entries, inputs: second.inputs, clockStart: .zero)
-        let divergence = ReplayDivergence.first(expected: recorded, actual: replayed)
+        let second: ScenarioResult
+        if scenario.replaysCrossThreadInputs {
+            #expect(first.passed, "\(name) (recording): \(ScenarioReport.failureDetails(first).joined(separator: "\n"))")
+            #expect(first.externalInputs.contains { if case .perform = $0.action { true } else { false } },
+                    "\(name): no block from another thread was recorded")
+            second = try #require(scenario.replay(try ScenarioReplayPlan(trace: recorded)))
+            #expect(second.replayProblems.isEmpty, "\(name): \(second.replayProblems)")
+            #expect(second.passed, "\(name) (replay): \(ScenarioReport.failureDetails(second).joined(separator: "\n"))")
+        } else {
+            second = scenario.run()
+        }
+        let divergence = ReplayDivergence.first(expected: recorded, actual: ReplayTrace(scenario: second))
         #expect(divergence == nil, "\(name): \(divergence.map(\.description) ?? "")")
     }
 
-    @Test("The real-clock scenarios record their cross-thread wake-ups as external inputs, and their traces read back unchanged",
-          arguments: excludedScenarios.keys.sorted())
-    func realClockScenariosRecordInputs(_ name: String) throws {
-        let result = try #require(ScenarioCatalog.named(name)).run()
-        let trace = ReplayTrace(events: result.entries, inputs: result.inputs, clockStart: .zero)
-        let external = trace.entries.filter { if case .input(let input) = $0.kind { input.origin == .external } else { false } }
-        #expect(!external.isEmpty, "\(name): no input from another thread in the trace")
-        #expect(try ReplayTrace(parsing: trace.text).text == trace.text)
+    @Test("A replayed block that does something else is caught at the first line that differs")
+    func changedBlockDiverges() throws {
+        let scenario = try #require(ScenarioCatalog.named("wait-for-callback"))
+        let recorded = try ReplayTrace(parsing: ReplayTrace(scenario: scenario.run()).text)
+        // The recording's first block from the network thread logs its answer first thing.
+        let answer = try #require(recorded.entries.firstIndex { $0.kind == .log("callback: 200 OK on the loop thread") })
+        let replayed = try #require(scenario.replay(try ScenarioReplayPlan(trace: recorded), replacing: ["response-a": {}]))
+        let divergence = try #require(ReplayDivergence.first(expected: recorded, actual: ReplayTrace(scenario: replayed)))
+        #expect(divergence.line == recorded.line(ofEntry: answer), "\(divergence)")
+        #expect(divergence.expected?.contains("callback: 200 OK on the loop thread") == true, "\(divergence)")
+        #expect(divergence.actual?.hasPrefix("return ") == true, "\(divergence)")
     }
 
-    @Test("The exclusions name scenarios that exist")
-    func exclusionsExist() {
-        for name in Self.excludedScenarios.keys {
-            #expect(ScenarioCatalog.named(name) != nil, "excluded scenario \(name) is not in the catalog")
-        }
+    @Test("A scenario trace whose input a scenario replay cannot apply is refused with its line")
+    func unreplayableInputIsRefused() throws {
+        let trace = try ReplayTrace(parsing: """
+            runloopkit-trace 2
+            clock start=0
+            run-begin p=0 m="kCFRunLoopDefaultMode" t=0
+            signal p=0 m="kCFRunLoopDefaultMode" t=0 from=external label="s0"
+            end entries=2
+            """)
+        #expect(throws: ScenarioPlanError.self) { try ScenarioReplayPlan(trace: trace) }
+        do { _ = try ScenarioReplayPlan(trace: trace) } catch { #expect(error.line == 4, "\(error)") }
     }
 
     static let scriptCount = 1_000

@@ -40,6 +40,31 @@ struct ReplayExplainTests {
         end entries=23
         """
 
+    @Test("A block another thread enqueued is named, with the line of its perform input")
+    func explainsABlockFromAnotherThread() throws {
+        let trace = try ReplayTrace(parsing: """
+            runloopkit-trace 2
+            clock start=0
+            run-begin p=0 m="kCFRunLoopDefaultMode" t=0
+            sleep p=1 m="kCFRunLoopDefaultMode" t=0
+            perform p=1 m="kCFRunLoopDefaultMode" t=5 from=external label="reply"
+            wakeup p=1 m="kCFRunLoopDefaultMode" t=6 from=external
+            wake p=1 m="kCFRunLoopDefaultMode" t=9
+            activity p=1 m="kCFRunLoopDefaultMode" t=9 a=AW
+            callout p=1 m="kCFRunLoopDefaultMode" t=9 c=block label="completionHandler"
+            return p=1 m="kCFRunLoopDefaultMode" t=9 c=block label="completionHandler"
+            callout p=2 m="kCFRunLoopDefaultMode" t=9 c=block label="own"
+            return p=2 m="kCFRunLoopDefaultMode" t=9 c=block label="own"
+            run-end p=2 m="kCFRunLoopDefaultMode" t=9 result=stopped
+            end entries=11
+            """)
+        #expect(TraceExplainer.explain(trace).map(\.waitedFor) == [
+            "the block point after the end of the pass in pass 1; the oldest block another thread enqueued that has not run yet"
+                + " is \"reply\" at line 5 (pass 1, from another thread)",
+            "the block point after the end of the pass in pass 2",
+        ])
+    }
+
     @Test("Each callout gets its rule ids and what it waited for, naming the lines of its causes")
     func explainsEachCallout() throws {
         let explanations = TraceExplainer.explain(try ReplayTrace(parsing: Self.text))

@@ -158,6 +158,41 @@ struct ReplayRecordingTests {
         #expect(outcome.matches, "\(outcome)")
     }
 
+    @Test("A block another thread enqueues is a perform input after the wait's sleep, and a replay enqueues the registered block there")
+    func blockFromAnotherThread() throws {
+        let workload: (ReplayRecorder) throws -> Void = { recorder in
+            let loop = recorder.loop
+            let keepAlive = LoopSource(label: "keepAlive") {}   // a mode with a source waits instead of finishing
+            loop.add(keepAlive, mode: .default)
+            recorder.registerBlock("reply", calloutLabel: "completionHandler") { loop.stop() }
+            var network: pthread_t?
+            if !recorder.isReplaying {
+                network = startPThread(name: "network") {
+                    guard loop.waitUntilWaiting(timeout: .seconds(10)) else {
+                        Issue.record("the loop did not start waiting within 10 s")
+                        loop.stop()
+                        return
+                    }
+                    #expect(recorder.performAndWake("reply"))
+                }
+            }
+            let result = loop.run(mode: .default, timeout: .infinity)
+            if let network { pthread_join(network, nil) }
+            #expect(result == .stopped, "the other thread's block did not stop the run")
+            keepAlive.invalidate()
+        }
+        let trace = try TraceReplay.record(workload)
+        let lines = trace.text.split(separator: "\n").map(String.init)
+        let perform = try #require(lines.firstIndex { $0.hasPrefix("perform ") }, "\(lines)")
+        #expect(lines[perform - 1].hasPrefix("sleep "), "\(lines)")
+        #expect(lines[perform].hasSuffix(#"from=external label="reply""#), "\(lines)")
+        #expect(lines[perform + 1].hasPrefix("wakeup ") && lines[perform + 1].hasSuffix("from=external"), "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("callout ") && $0.hasSuffix(#"c=block label="completionHandler""#) }, "\(lines)")
+
+        let outcome = try TraceReplay.replay(try ReplayTrace(parsing: trace.text), workload: workload)
+        #expect(outcome.matches, "\(outcome)")
+    }
+
     @Test("An external input naming a source the replay does not know is reported, not dropped")
     func unknownExternalSource() throws {
         let text = """

@@ -4,7 +4,7 @@ import Testing
 /// The trace file format: what it writes, that it reads it back, and how it refuses bad files.
 @Suite("Replay: trace file format")
 struct ReplayTraceFormatTests {
-    /// One entry of every kind, written by hand.
+    /// One entry of every kind version 1 has, written by hand in a version 1 file.
     static let everyKind = """
         runloopkit-trace 1
         clock start=1000
@@ -48,11 +48,30 @@ struct ReplayTraceFormatTests {
         #expect(trace.line(ofEntry: 0) == 5)
         #expect(trace.line(ofEntry: 16) == 21)
 
-        // Written back: the same lines without the comment and the blank line.
-        let expectedText = Self.everyKind.split(separator: "\n", omittingEmptySubsequences: false)
-            .filter { !$0.hasPrefix("#") && !$0.isEmpty }.joined(separator: "\n") + "\n"
+        // Written back as version 2 (a version 1 file is read as it is): the same lines without
+        // the comment and the blank line.
+        let expectedText = (["runloopkit-trace 2"] + Self.everyKind.split(separator: "\n", omittingEmptySubsequences: false)
+            .dropFirst().filter { !$0.hasPrefix("#") && !$0.isEmpty }).joined(separator: "\n") + "\n"
         #expect(trace.text == expectedText)
         #expect(try ReplayTrace(parsing: trace.text) == trace)
+    }
+
+    @Test("Version 2's block from another thread: perform, with its origin and the label the workload gave it")
+    func performRoundTrips() throws {
+        let text = #"""
+            runloopkit-trace 2
+            clock start=0
+            sleep p=1 m="kCFRunLoopDefaultMode" t=10
+            perform p=1 m="kCFRunLoopDefaultMode" t=12 from=external label="response \\ \"a\""
+            wakeup p=1 m="kCFRunLoopDefaultMode" t=13 from=external
+            wake p=1 m="kCFRunLoopDefaultMode" t=15
+            end entries=4
+
+            """#
+        let trace = try ReplayTrace(parsing: text)
+        #expect(trace.entries[1] == ReplayTraceEntry(.input(ReplayInput(.perform(label: #"response \ "a""#), origin: .external)),
+                                                     pass: 1, mode: "kCFRunLoopDefaultMode", time: LoopInstant(nanoseconds: 12)))
+        #expect(trace.text == text)
     }
 
     /// Each malformed file and the line, field and words of the error it must get.
@@ -60,7 +79,17 @@ struct ReplayTraceFormatTests {
         ("empty file", "", 1, nil, "empty file"),
         ("only comments", "# nothing\n\n", 2, nil, "empty file"),
         ("another format", "{\"json\": true}\n", 1, "magic", "not a RunLoopKit trace"),
-        ("newer version", "runloopkit-trace 2\nclock start=0\nend entries=0\n", 1, "version", "version 2 is not supported"),
+        ("newer version", "runloopkit-trace 3\nclock start=0\nend entries=0\n", 1, "version", "version 3 is not supported (this reader reads 1 and 2)"),
+        ("perform in a version 1 file", "runloopkit-trace 1\nclock start=0\nperform p=1 m=\"\" t=0 from=external label=\"r\"\nend entries=1\n",
+         3, "kind", "kind \"perform\" (a block from another thread) is new in version 2; this file says version 1"),
+        ("perform without a label", "runloopkit-trace 2\nclock start=0\nperform p=1 m=\"\" t=0 from=external\nend entries=1\n",
+         3, "label", "missing field \"label=\""),
+        ("perform with an unquoted label", "runloopkit-trace 2\nclock start=0\nperform p=1 m=\"\" t=0 from=external label=r\nend entries=1\n",
+         3, "label", "quoted string"),
+        ("perform without an origin", "runloopkit-trace 2\nclock start=0\nperform p=1 m=\"\" t=0 label=\"r\"\nend entries=1\n",
+         3, "from", "missing field \"from=\""),
+        ("perform with a closure field", "runloopkit-trace 2\nclock start=0\nperform p=1 m=\"\" t=0 from=external label=\"r\" block=\"{}\"\nend entries=1\n",
+         3, "block", "unknown field \"block\""),
         ("version missing", "runloopkit-trace\n", 1, "version", "expected a version number"),
         ("no clock line", "runloopkit-trace 1\n", 1, nil, "truncated"),
         ("clock line misplaced", "runloopkit-trace 1\nwake p=0 m=\"\" t=0\n", 2, "kind", "expected the clock line"),

@@ -11,14 +11,20 @@ import Musl
 /// The "resident thread" pattern (AFNetworking's network thread): a background thread whose loop
 /// is kept alive by a port source and run in a loop guarded by a keep-running flag; other threads
 /// perform work on it and wait until it is done; it is stopped with the flag plus `stop()`, the
-/// thread exits and its loop is torn down (W6).
+/// thread exits and its loop is torn down (W6). The other thread's work goes through
+/// `ScenarioInputs`, so `Scenario.replay` can apply it again on a virtual clock.
 enum ResidentThreadScenario {
     static let jobs = 3
 
     static let scenario = Scenario(
         name: "resident-thread",
-        summary: "a background loop kept alive by a port runs work for another thread (wait until done), then stops and exits cleanly"
-    ) { options in
+        summary: "a background loop kept alive by a port runs work for another thread (wait until done), then stops and exits cleanly",
+        replayable: run
+    )
+
+    /// The jobs and the stop request are blocks registered under the labels "job N" and "stop",
+    /// enqueued through `inputs` while the resident loop waits, so a replay can put them back.
+    private static func run(_ options: ScenarioOptions, _ inputs: ScenarioInputs) -> ScenarioResult {
         let descriptorsBefore = options.processIsQuiet ? ProcessResources.openDescriptors() : 0
         let threadsBefore = options.processIsQuiet ? ProcessResources.threads() : 0
         let recorder = TraceRecorder()
@@ -28,8 +34,8 @@ enum ResidentThreadScenario {
         var checks: [ScenarioCheck] = []
 
         let resident = ScenarioThread.start(name: "resident") { () -> Int in
-            let loop = Loop.current
-            recorder.attach(to: loop)
+            let loop = inputs.threadLoop()
+            inputs.attach(recorder, to: loop)
             recorder.observeActivities(on: loop)
             // A port nobody sends to: it keeps the default mode from being empty, so run()
             // sleeps instead of returning .finished at once.
@@ -42,6 +48,7 @@ enum ResidentThreadScenario {
                 runs += 1
             }
             recorder.log("resident loop left its run loop after \(runs) run(s)")
+            inputs.finishThreadLoop(loop)
             return runs
         }
 
@@ -50,13 +57,14 @@ enum ResidentThreadScenario {
             lines.append("resident thread started its loop")
             for job in 1...jobs {
                 let done = DispatchSemaphore(value: 0)
-                loop.performAndWake(label: "job \(job)") {
+                inputs.blocks.register("job \(job)", calloutLabel: "job \(job)") {
                     shared.recordJob(job)
                     recorder.log("job \(job) runs on the resident thread")
                     done.signal()
                 }
+                let enqueued = inputs.performAndWake("job \(job)", on: loop, afterLoopWaits: true)
                 // waitUntilDone: YES — bounded so a broken loop reports instead of hanging.
-                let finished = done.wait(timeout: .now() + .seconds(10)) == .success
+                let finished = enqueued && done.wait(timeout: .now() + .seconds(10)) == .success
                 let (ranOnResident, order) = shared.jobReport()
                 lines.append("job \(job) " + (finished ? "done" : "NOT done")
                              + (ranOnResident ? " on the resident thread" : " on another thread")
@@ -64,9 +72,12 @@ enum ResidentThreadScenario {
             }
             // Stop: clear the flag and stop the run from the resident thread itself, so the
             // flag is always seen (a stop() between two runs would be lost, W1).
-            loop.performAndWake(label: "stopResidentLoop") {
+            inputs.blocks.register("stop", calloutLabel: "stopResidentLoop") {
                 shared.keepRunning.store(false, ordering: .releasing)
-                Loop.current.stop()
+                loop.stop()
+            }
+            if !inputs.performAndWake("stop", on: loop, afterLoopWaits: true) {
+                lines.append("the stop request could not be enqueued")
             }
             lines.append("stop requested (keepRunning = false + stop())")
         } else {
@@ -91,7 +102,7 @@ enum ResidentThreadScenario {
         }
         expected += ["stop requested (keepRunning = false + stop())", "resident thread exited"]
         return ScenarioOutcome(expected: expected, produced: lines, checks: checks, timelineHidesObservers: true)
-            .result(name: "resident-thread", entries: recorder.entries, inputs: recorder.inputs)
+            .result(name: "resident-thread", entries: recorder.entries, inputs: recorder.inputs, crossThread: inputs)
     }
 }
 

@@ -12,6 +12,9 @@ import Musl
 /// blocking the loop's thread on a semaphore that only the callback signals deadlocks, because
 /// the callback is queued on the very loop that is blocked. A watchdog (a bounded wait) shows
 /// it instead of hanging; running the loop once afterwards delivers the stuck callback.
+///
+/// The network threads' work goes through `ScenarioInputs`: recorded live, applied again by
+/// `Scenario.replay` on a virtual clock without starting them.
 enum WaitForCallbackScenario {
     /// The watchdog's bound on the blocked wait (real time; the wait can never succeed, so the
     /// outcome does not depend on it).
@@ -19,16 +22,21 @@ enum WaitForCallbackScenario {
 
     static let scenario = Scenario(
         name: "wait-for-callback",
-        summary: "run the loop until a cross-thread callback stops it; the semaphore variant deadlocks (shown by a 100 ms watchdog), nothing hangs"
-    ) { options in
+        summary: "run the loop until a cross-thread callback stops it; the semaphore variant deadlocks (shown by a 100 ms watchdog), nothing hangs",
+        replayable: run
+    )
+
+    /// The network threads' completions are blocks registered under the labels "response-a"
+    /// and "response-b", enqueued through `inputs`, so a replay can put them back.
+    private static func run(_ options: ScenarioOptions, _ inputs: ScenarioInputs) -> ScenarioResult {
         let descriptorsBefore = options.processIsQuiet ? ProcessResources.openDescriptors() : 0
         let recorder = TraceRecorder()
         var checks: [ScenarioCheck] = []
         weak var releasedLoop: Loop?
         do {
-            let loop = Loop(clock: MonotonicClock.shared)
+            let loop = inputs.makeLoop()
             releasedLoop = loop
-            recorder.attach(to: loop)
+            inputs.attach(recorder, to: loop)
             let activities = recorder.observeActivities(on: loop)
             let keepAlive = scenarioPort(label: "keepAlivePort") { _ in }
             loop.add(keepAlive, mode: .default)
@@ -37,40 +45,47 @@ enum WaitForCallbackScenario {
 
             // (a) Run the loop until the callback says it is done.
             recorder.log("request sent")
-            let network = ScenarioThread.start(name: "network-a") {
-                // … the response arrives on the network thread …
-                _ = loop.performAndWake(label: "completionHandler") {
-                    let onLoopThread = pthread_equal(pthread_self(), loopThread) != 0
-                    recorder.log("callback: 200 OK" + (onLoopThread ? " on the loop thread" : " on another thread"))
-                    callbackDone.withLock { $0 = true }
-                    loop.stop()
-                }
+            inputs.blocks.register("response-a", calloutLabel: "completionHandler") {
+                let onLoopThread = pthread_equal(pthread_self(), loopThread) != 0
+                recorder.log("callback: 200 OK" + (onLoopThread ? " on the loop thread" : " on another thread"))
+                callbackDone.withLock { $0 = true }
+                loop.stop()
             }
-            let safetyNet = MonotonicClock.shared.now.advanced(by: .seconds(10))
+            let enqueued = Locked(false)
+            let network = inputs.onAnotherThread(name: "network-a") {
+                // … the response arrives on the network thread while the loop waits for it …
+                let queued = inputs.performAndWake("response-a", on: loop, afterLoopWaits: true)
+                enqueued.withLock { $0 = queued }
+            }
+            // On the loop's clock: 10 real seconds live, 10 timed-out runs at most in a replay.
+            let safetyNet = loop.clock.now.advanced(by: .seconds(10))
             var result = Loop.RunResult.finished
-            while !callbackDone.withLock({ $0 }) && MonotonicClock.shared.now < safetyNet {
+            while !callbackDone.withLock({ $0 }) && loop.clock.now < safetyNet {
                 result = loop.run(mode: .default, timeout: 1)
             }
             network.join()
             recorder.log("run returned \(result)")
             checks.append(ScenarioCheck("(a) the callback was delivered and stopped the run",
-                                        callbackDone.withLock({ $0 }) && result == .stopped, "done \(callbackDone.withLock { $0 }), run returned \(result)"))
+                                        callbackDone.withLock({ $0 }) && result == .stopped,
+                                        "enqueued while the loop waited: \(inputs.isReplaying || enqueued.withLock { $0 }), done \(callbackDone.withLock { $0 }), run returned \(result)"))
 
             // (b) Block the loop's thread on a semaphore only the callback signals.
             recorder.log("semaphore variant: request sent")
             let responded = DispatchSemaphore(value: 0)
-            let queued = DispatchSemaphore(value: 0)
-            let network2 = ScenarioThread.start(name: "network-b") {
-                loop.performAndWake(label: "completionHandler") {
-                    recorder.log("callback: 200 OK")
-                    responded.signal()
-                }
-                queued.signal()
+            inputs.blocks.register("response-b", calloutLabel: "completionHandler") {
+                recorder.log("callback: 200 OK")
+                responded.signal()
+            }
+            let queued = Locked(false)
+            let network2 = inputs.onAnotherThread(name: "network-b") {
+                let enqueued = inputs.performAndWake("response-b", on: loop, afterLoopWaits: false)
+                queued.withLock { $0 = enqueued }
             }
             // The watchdog: a bounded wait instead of `responded.wait()`, which would hang.
             let answered = responded.wait(timeout: .now() + .milliseconds(watchdogMilliseconds)) == .success
-            let wasQueued = queued.wait(timeout: .now() + .seconds(10)) == .success
             network2.join()
+            // In a replay nobody enqueued yet: the replay enqueues when the loop next runs.
+            let wasQueued = inputs.isReplaying || queued.withLock { $0 }
             if !answered && wasQueued {
                 recorder.log("deadlock: the callback is queued on the blocked loop thread")
             } else {
@@ -104,7 +119,7 @@ enum WaitForCallbackScenario {
         ]
         let produced = recorder.entries.filter { $0.kind == .log }.map(\.label)
         return ScenarioOutcome(expected: expected, produced: produced, checks: checks, timelineHidesObservers: true)
-            .result(name: "wait-for-callback", entries: recorder.entries, inputs: recorder.inputs)
+            .result(name: "wait-for-callback", entries: recorder.entries, inputs: recorder.inputs, crossThread: inputs)
     }
 }
 

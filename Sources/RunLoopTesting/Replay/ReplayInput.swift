@@ -18,6 +18,10 @@ public struct ReplayInput: Sendable, Equatable {
         case fileReady(label: String, events: UInt32)
         /// The virtual clock was moved forward by this many nanoseconds.
         case advance(nanoseconds: UInt64)
+        /// Another thread enqueued a block on the loop (`perform`/`performAndWake`). The loop
+        /// sees no closure in a file, so `label` is the stable name the workload gave this
+        /// input; a replay asks the workload for the closure registered under it.
+        case perform(label: String)
     }
 
     /// Where an input came from, which decides how a replay re-applies it.

@@ -40,6 +40,8 @@ public final class ReplayRecorder: Sendable {
         var inputs: [(after: Int, input: ReplayInput, time: LoopInstant)] = []
         var sources: [String: LoopSource] = [:]
         var ports: [String: LoopPortSource] = [:]
+        /// The blocks of `perform` inputs, by input label (`registerBlock`).
+        var blocks: [String: (calloutLabel: String, work: @Sendable () -> Void)] = [:]
         /// While the loop is in a wait: the position right after its `sleep` entry.
         var sleepPosition: Int?
         /// External inputs made while the loop was not (yet) in a wait: they belong to the next one.
@@ -89,6 +91,24 @@ public final class ReplayRecorder: Sendable {
 
     /// Makes `port` known by its label, so a replay can send to it for an external input.
     public func register(_ port: LoopPortSource) { state.withLock { $0.ports[port.label] = port } }
+
+    /// Makes `work` the block of the input `label`: ``performAndWake(_:)`` enqueues it, and a
+    /// replay enqueues it for a recorded `perform` of that label (a file holds the label, never
+    /// the closure). Register it in the workload before the loop runs, recording and replaying.
+    public func registerBlock(_ label: String, calloutLabel: String = "block", _ work: @escaping @Sendable () -> Void) {
+        state.withLock { $0.blocks[label] = (calloutLabel, work) }
+    }
+
+    /// Enqueues the block registered under `label` in the default mode and wakes the loop, as
+    /// `loop.performAndWake` does, recording a `perform` input (from another thread: `external`,
+    /// re-applied by a replay at the same wait) and the wake-up. Returns false, recording
+    /// nothing, when no block is registered under `label`; false when the loop refused it.
+    @discardableResult
+    public func performAndWake(_ label: String) -> Bool {
+        guard let block = state.withLock({ $0.blocks[label] }) else { return false }
+        record(.perform(label: label))
+        return loop.performAndWake(label: block.calloutLabel, block.work)
+    }
 
     /// Registers and signals `source` (S1). A plain `source.signal()` is recorded as well; this
     /// also makes the source known to a replay.
@@ -205,6 +225,12 @@ public final class ReplayRecorder: Sendable {
             case .advance(let nanoseconds): clock.advance(to: clock.now.advanced(by: .nanoseconds(Int64(clamping: nanoseconds))))
             case .fileReady(let label, _):
                 problem("an external fd readiness of \"\(label)\" cannot be re-applied: the replay owns no descriptor")
+            case .perform(let label):
+                guard let block = state.withLock({ $0.blocks[label] }) else {
+                    problem("an external block names \"\(label)\", which the workload did not register (registerBlock)")
+                    continue
+                }
+                if !loop.perform(label: block.calloutLabel, block.work) { problem("the loop refused the block \"\(label)\"") }
             }
         }
     }

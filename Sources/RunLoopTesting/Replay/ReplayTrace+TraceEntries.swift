@@ -50,6 +50,49 @@ extension ReplayTrace {
         self.init(events: events, inputs: placed, clockStart: clockStart)
     }
 
+    /// A trace made from a `TraceRecorder`'s entries, the inputs it saw, and the inputs other
+    /// threads gave the loop that the recorder cannot see (blocks they enqueued), each with the
+    /// number of recorder entries made before it.
+    ///
+    /// Every input from another thread (`external`, from either list) is written where a replay
+    /// re-applies it: right after the `sleep` of the wait it arrived in, or, when the loop was
+    /// not waiting, right after the next `sleep` or `run-begin`. Inputs that land on the same
+    /// line keep the order they were made in (`external` before `inputs` at the same position).
+    ///
+    /// ```swift
+    /// let trace = ReplayTrace(events: recorder.entries, inputs: recorder.inputs,
+    ///                         external: [(after: 3, input: ReplayInput(.perform(label: "reply"), origin: .external), time: .zero)],
+    ///                         clockStart: .zero)
+    /// ```
+    public init(events: [TraceEntry], inputs: [TraceInput],
+                external: [(after: Int, input: ReplayInput, time: LoopInstant)], clockStart: LoopInstant) {
+        let first = Int(events.first?.sequence ?? 0)
+        let reported = inputs.compactMap { input in
+            ReplayInput(reported: input.event).map { (after: max(0, input.after - first), input: $0, time: input.event.time) }
+        }
+        // Stable: same position, `external` first (a block is recorded before its wake-up is reported).
+        let merged = (external + reported).enumerated().map { offset, input in
+            (key: (Self.anchor(input.after, external: input.input.origin == .external, in: events), offset), input)
+        }.sorted { $0.key < $1.key }.map { (after: $0.key.0, input: $0.1.input, time: $0.1.time) }
+        self.init(events: events, inputs: merged, clockStart: clockStart)
+    }
+
+    /// Where an input made after `after` entries is written. One from another thread goes after
+    /// the `sleep` or `run-begin` that precedes the loop's next look at its inputs.
+    static func anchor(_ after: Int, external: Bool, in events: [TraceEntry]) -> Int {
+        guard external else { return after }
+        func opensWait(_ index: Int) -> Bool {
+            switch events[index].kind {
+            case .sleep, .runBegin: return true
+            default: return false
+            }
+        }
+        if after > 0 && after <= events.count && opensWait(after - 1) { return after }
+        var index = after
+        while index < events.count && !opensWait(index) { index += 1 }
+        return min(index + 1, events.count)
+    }
+
     private static func kind(of event: TraceEntry) -> ReplayTraceEntry.Kind? {
         switch event.kind {
         case .activity(let activity): return .activity(activity.shortName)

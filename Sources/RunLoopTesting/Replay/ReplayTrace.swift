@@ -15,8 +15,11 @@ import RunLoopKit
 /// print(again == trace)   // true
 /// ```
 public struct ReplayTrace: Sendable, Equatable {
-    /// The version ``text`` writes and the only one ``init(parsing:)`` accepts.
-    public static let formatVersion = 1
+    /// The version ``text`` writes. Version 2 added the `perform` input kind.
+    public static let formatVersion = 2
+    /// The versions ``init(parsing:)`` reads: version 1 files are read as they are (they cannot
+    /// hold a `perform` line, and one that does is refused).
+    public static let readableVersions = 1...formatVersion
 
     /// The clock reading the recorded loop started from; a replay starts its `VirtualClock` here.
     public var clockStart: LoopInstant

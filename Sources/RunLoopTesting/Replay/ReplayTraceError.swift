@@ -2,7 +2,7 @@
 ///
 /// ```swift
 /// do { _ = try ReplayTrace(parsing: "runloopkit-trace 9\n") } catch {
-///     print(error)   // line 1, field "version": version 9 is not supported (this reader reads 1)
+///     print(error)   // line 1, field "version": version 9 is not supported (this reader reads 1 and 2)
 /// }
 /// ```
 public struct ReplayTraceError: Error, Sendable, Equatable, CustomStringConvertible {

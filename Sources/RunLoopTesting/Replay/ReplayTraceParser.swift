@@ -5,10 +5,11 @@ extension ReplayTrace {
     ///
     /// Throws ``ReplayTraceError`` naming the line and field for: a missing or foreign header,
     /// another format version, an unknown kind or field, a missing, repeated or malformed field,
-    /// an unterminated string, and a truncated file (no `end` line, or one whose count differs).
+    /// an unterminated string, a `perform` line in a version 1 file, and a truncated file (no
+    /// `end` line, or one whose count differs).
     ///
     /// ```swift
-    /// let trace = try ReplayTrace(parsing: "runloopkit-trace 1\nclock start=0\nend entries=0\n")
+    /// let trace = try ReplayTrace(parsing: "runloopkit-trace 2\nclock start=0\nend entries=0\n")
     /// print(trace.entries.count)   // 0
     /// ```
     public init(parsing text: String) throws(ReplayTraceError) {
@@ -20,6 +21,8 @@ extension ReplayTrace {
 /// The reader behind ``ReplayTrace/init(parsing:)``: one line at a time, strict about fields.
 private struct ReplayTraceParser {
     private var lineNumber = 0
+    /// The version the header named.
+    private var version = ReplayTrace.formatVersion
 
     mutating func parse(_ text: String) throws(ReplayTraceError) -> ReplayTrace {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -71,7 +74,7 @@ private struct ReplayTraceParser {
         throw truncated("the end line \"end entries=\(entries.count)\"")
     }
 
-    private func readHeader(_ line: String) throws(ReplayTraceError) {
+    private mutating func readHeader(_ line: String) throws(ReplayTraceError) {
         let words = line.split(separator: " ")
         guard words.first.map(String.init) == ReplayTraceText.magic else {
             throw error("magic", "not a RunLoopKit trace: the first line must be \"\(ReplayTraceText.magic) \(ReplayTrace.formatVersion)\"")
@@ -79,9 +82,11 @@ private struct ReplayTraceParser {
         guard words.count == 2, let version = Int(words[1]) else {
             throw error("version", "expected a version number after \"\(ReplayTraceText.magic)\"")
         }
-        guard version == ReplayTrace.formatVersion else {
-            throw error("version", "version \(version) is not supported (this reader reads \(ReplayTrace.formatVersion))")
+        guard ReplayTrace.readableVersions.contains(version) else {
+            let readable = ReplayTrace.readableVersions.map(String.init).joined(separator: " and ")
+            throw error("version", "version \(version) is not supported (this reader reads \(readable))")
         }
+        self.version = version
     }
 
     private func truncated(_ what: String) -> ReplayTraceError {
@@ -124,6 +129,11 @@ private struct ReplayTraceParser {
             kind = .input(ReplayInput(.fileReady(label: try fields.string("label", self), events: UInt32(events)),
                                       origin: try origin(fields)))
         case "advance": kind = .input(ReplayInput(.advance(nanoseconds: try fields.number("by", self)), origin: try origin(fields)))
+        case "perform":
+            guard version >= 2 else {
+                throw error("kind", "kind \"perform\" (a block from another thread) is new in version 2; this file says version \(version)")
+            }
+            kind = .input(ReplayInput(.perform(label: try fields.string("label", self)), origin: try origin(fields)))
         default:
             throw error("kind", "unknown entry kind \"\(parsed.kind)\"")
         }

@@ -1,8 +1,8 @@
 import RunLoopKit
 
-/// Writes a ``ReplayTrace`` in the line format of `Docs/Replay.md` (version 1):
+/// Writes a ``ReplayTrace`` in the line format of `Docs/Replay.md` (version 2):
 ///
-///     runloopkit-trace 1
+///     runloopkit-trace 2
 ///     clock start=0
 ///     callout p=1 m="kCFRunLoopDefaultMode" t=0 c=source0 label="s0"
 ///     end entries=1
@@ -52,6 +52,7 @@ enum ReplayTraceText {
             case .wakeUp: return ("wakeup", [from])
             case .fileReady(let label, let events): return ("file-ready", [from, ("label", quoted(label)), ("events", "\(events)")])
             case .advance(let nanoseconds): return ("advance", [from, ("by", "\(nanoseconds)")])
+            case .perform(let label): return ("perform", [from, ("label", quoted(label))])
             }
         }
     }

@@ -51,6 +51,8 @@ public enum TraceExplainer {
         var signals: [String: Int] = [:]
         var sends: [String: [Int]] = [:]
         var readiness: [String: [Int]] = [:]
+        /// Blocks other threads enqueued (`perform` inputs), oldest first: blocks run in order.
+        var performs: [Int] = []
         var lastActivity: Int?
         var lastSleep: Int?
         var lastWake: Int?
@@ -93,6 +95,7 @@ public enum TraceExplainer {
             case .signal(let label): if signals[label] == nil { signals[label] = index }   // S1: the first signal counts
             case .send(let label, _): sends[label, default: []].append(index)
             case .fileReady(let label, _): readiness[label, default: []].append(index)
+            case .perform: if input.origin == .external { performs.append(index) }
             case .wakeUp, .advance: break
             }
         }
@@ -161,7 +164,12 @@ public enum TraceExplainer {
                 }
             case .block:
                 rules = ["B3"]
-                waitedFor = depth > 0 ? "a block point of a run nested in a callout" : "the block point after \(lastBlockPoint) in pass \(entry.pass)"
+                let point = depth > 0 ? "a block point of a run nested in a callout" : "the block point after \(lastBlockPoint) in pass \(entry.pass)"
+                if !performs.isEmpty, case .input(let input) = trace.entries[performs[0]].kind, case .perform(let name) = input.action {
+                    waitedFor = point + "; the oldest block another thread enqueued that has not run yet is \"\(name)\" at \(describe(performs.removeFirst()))"
+                } else {
+                    waitedFor = point
+                }
             case .job:
                 rules = ["B5", "B3"]
                 waitedFor = depth > 0 ? "a block point of a run nested in a callout" : "the block point after \(lastBlockPoint) in pass \(entry.pass)"
