@@ -21,7 +21,7 @@ struct EchoLoadTests {
             configuration.socketBufferSize = 64 * 1024   // no autotuning: the kernel cannot swallow a slow reader's stream
             configuration.idleTimeout = .seconds(30)   // the idle test covers timeouts; none may fire here
             let residentBefore = ProcessReadings.residentBytes
-            let descriptorsBefore = ProcessReadings.openDescriptors
+            let descriptorsBefore = ProcessReadings.descriptorTargets()
 
             let server = try ServerThread(configuration)
             let echoClients = 120, slowReaders = 4, resets = 13, closes = 13
@@ -65,10 +65,14 @@ struct EchoLoadTests {
             #expect(ProcessReadings.openSockets(port: server.port) == 0, "sockets on the server's port are still open")
             #expect(access("/proc/self/task/\(server.kernelThreadID)", F_OK) != 0, "the server thread outlived the load test")
             let residentAfter = ProcessReadings.residentBytes
-            let descriptorsAfter = ProcessReadings.openDescriptors
+            let descriptorsAfter = ProcessReadings.descriptorTargets()
             print("EchoLoad: \(statistics); RSS \(residentBefore / 1024) → \(residentAfter / 1024) KiB, "
-                  + "open descriptors \(descriptorsBefore) → \(descriptorsAfter)")
-            #expect(descriptorsAfter <= descriptorsBefore, "open descriptors: \(descriptorsBefore) before, \(descriptorsAfter) after")
+                  + "open descriptors \(descriptorsBefore.count) → \(descriptorsAfter.count)")
+            // No socket, pipe or file the load opened is left. The runtime may open one of its own
+            // meanwhile (a run saw one more descriptor, once in ten), so that is all it may add.
+            let added = descriptorsAfter.filter { descriptorsBefore[$0.key] != $0.value }
+            #expect(added.count <= 1 && !added.values.contains { $0.hasPrefix("socket:") || $0.hasPrefix("pipe:") },
+                    "descriptors opened during the load and still open: \(added)")
             #expect(residentAfter - residentBefore < 16 * 1024 * 1024,
                     "RSS grew from \(residentBefore / 1024) KiB to \(residentAfter / 1024) KiB")
         }

@@ -33,20 +33,21 @@ enum ProcessReadings {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Open descriptors of the process.
-    static var openDescriptors: Int { entries("/proc/self/fd").count }
-
-    /// Socket inodes this process holds open.
-    static func socketInodes() -> Set<String> {
-        var inodes: Set<String> = []
+    /// What each open descriptor refers to ("socket:[123]", "anon_inode:[eventfd]", a path), by number.
+    static func descriptorTargets() -> [String: String] {
+        var targets: [String: String] = [:]
         for name in entries("/proc/self/fd") {
             var target = [CChar](repeating: 0, count: 128)
             let count = readlink("/proc/self/fd/" + name, &target, 127)
             guard count > 0 else { continue }
-            let link = String(decoding: target.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if link.hasPrefix("socket:[") { inodes.insert(String(link.dropFirst(8).dropLast())) }
+            targets[name] = String(decoding: target.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
-        return inodes
+        return targets
+    }
+
+    /// Socket inodes this process holds open.
+    static func socketInodes() -> Set<String> {
+        Set(descriptorTargets().values.filter { $0.hasPrefix("socket:[") }.map { String($0.dropFirst(8).dropLast()) })
     }
 
     /// TCP sockets this process holds whose local or remote port is `port` (IPv4, /proc/net/tcp).
