@@ -218,7 +218,7 @@ __attribute__((noinline, cold)) void *rlk_alloc_malloc_sampled(size_t size) {
     return rlk_alloc_glibc_malloc(size);
 }
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(RLK_ALLOC_PORTABLE_ENTRY_POINTS)
 
 // malloc, free and their counting and sampling paths in assembly: compilers read the entry
 // pointer into a register before jumping, keep the sampling countdown's result for a separate
