@@ -23,7 +23,8 @@ swift build -c release --build-path .build-callgrind-linked --product autoreleas
   -Xlinker "$work/allocation_counter.o" -Xlinker "$work/side_table.o" > "$work/build.log" 2>&1 \
   || { tail -n 20 "$work/build.log"; exit 1; }
 linked="$(swift build -c release --build-path .build-callgrind-linked --show-bin-path)/autorelease-stress"
-nm "$linked" | grep -q ' T malloc$' || { echo "the linked build defines no malloc"; exit 1; }
+nm "$linked" > "$work/symbols"
+grep -q " T malloc$" "$work/symbols" || { echo "the linked build defines no malloc"; exit 1; }
 count() {
   valgrind --tool=callgrind --callgrind-out-file="$work/out" "$@" > /dev/null 2> "$work/err"
   grep -o 'Collected : [0-9]*' "$work/err" | grep -o '[0-9]*$'

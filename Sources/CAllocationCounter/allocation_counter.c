@@ -220,11 +220,11 @@ __attribute__((noinline, cold)) void *rlk_alloc_malloc_sampled(size_t size) {
 
 #if defined(__x86_64__) && !defined(RLK_ALLOC_PORTABLE_ENTRY_POINTS)
 
-// malloc, free and their counting and sampling paths in assembly: compilers read the entry
-// pointer into a register before jumping, keep the sampling countdown's result for a separate
-// compare, and compute the usable size branch-free with more instructions. These are the
-// C fallbacks below, instruction for instruction minus those. Thread-state offsets are checked
-// by the _Static_asserts above; the mmapped-chunk and new-peak cases are out of line.
+// malloc, free and their counting and sampling paths in assembly; they do what the C versions
+// after #else do, in fewer instructions: compilers load the entry pointer into a register
+// before jumping (clang), test the countdown apart from the subtraction, and compute the
+// usable size branch-free. Thread-state offsets are checked by the _Static_asserts above; the
+// mmapped-chunk and new-peak cases are out of line.
 __asm__(
     "    .text\n"
     "    .globl malloc\n"
