@@ -20,12 +20,13 @@ import PThreads
 public enum AllocationCounter {
     /// What the counter does on each allocator call.
     public enum Mode: Sendable, Equatable {
-        /// Forwards only (one load and a branch per call).
+        /// Forwards only: `malloc` and `free` are one indirect jump to glibc, the other entry
+        /// points a load and a branch.
         case off
         /// Counts, usable bytes, live and peak bytes per thread; no lock, nothing allocated.
         case counting
-        /// One sample every `everyBytes` requested bytes, on the allocating thread; frees are
-        /// not seen. For production use.
+        /// One sample every `everyBytes` requested bytes, on the allocating thread; frees go
+        /// straight to glibc. For production use.
         case sampling(everyBytes: UInt64)
         /// Counting, plus a side table of every live block (site and generation) for
         /// ``AllocationGeneration`` and the peak snapshots. Takes a striped lock per call.

@@ -103,6 +103,76 @@ struct CounterTests {
         #expect(ignored.allocations == 1 && ignored.frees == 1 && ignored.bytes == size)
     }
 
+    /// Switching the mode swaps the entry points malloc and free jump through: each switch
+    /// takes effect on the next call.
+    @Test func switchingModesSwapsTheEntryPoints() {
+        let (off, counted, sampled) = AllocationCounter.withMode(.counting) { () -> (AllocationFigures, AllocationFigures, AllocationFigures) in
+            func measure() -> AllocationFigures {
+                let before = AllocationCounter.beginSpan().user
+                free(malloc(100))
+                return AllocationCounter.currentThread().user.since(before)
+            }
+            AllocationCounter.mode = .off
+            let off = measure()
+            AllocationCounter.mode = .counting
+            let counted = measure()
+            // The sampling tests' interval: a thread's countdown carries over, and one left from a
+            // longer interval would delay their samples.
+            AllocationCounter.mode = .sampling(everyBytes: 1000)
+            let sampled = measure()
+            return (off, counted, sampled)
+        }
+        #expect(off == .zero)
+        #expect(counted.allocations == 1 && counted.frees == 1 && counted.requestedBytes == 100 && counted.net == 0)
+        // Sampling counts no block and no byte, only samples.
+        #expect(sampled == .zero)
+    }
+
+    @Test func freeingNullCountsNothing() {
+        let figures = AllocationCounter.withMode(.counting) { () -> AllocationFigures in
+            let before = AllocationCounter.beginSpan().user
+            free(nil)
+            return AllocationCounter.currentThread().user.since(before)
+        }
+        #expect(figures == .zero)
+    }
+
+    /// The current category's figures are swapped in and out when the category changes: user
+    /// figures that straddle an ignored stretch come back whole, and the stretch stays apart.
+    @Test func userFiguresSurviveAnIgnoredStretch() {
+        let (user, ignored, sizes) = AllocationCounter.withMode(.counting) { () -> (AllocationFigures, AllocationFigures, (UInt64, UInt64)) in
+            let before = AllocationCounter.beginSpan()
+            let kept = malloc(300)
+            let ignoredSize = AllocationCounter.ignoring { () -> UInt64 in
+                let block = malloc(5000)
+                defer { free(block) }
+                return usable(block)
+            }
+            let keptSize = usable(kept)
+            free(kept)
+            let after = AllocationCounter.currentThread()
+            return (after.user.since(before.user), after.ignored.since(before.ignored), (keptSize, ignoredSize))
+        }
+        #expect(user.allocations == 1 && user.frees == 1)
+        #expect(user.bytes == sizes.0 && user.freedBytes == sizes.0 && user.net == 0 && user.peak == Int64(sizes.0))
+        #expect(user.requestedBytes == 300)
+        #expect(ignored.allocations == 1 && ignored.frees == 1 && ignored.bytes == sizes.1 && ignored.peak == Int64(sizes.1))
+    }
+
+    /// Outside the user category the sampling countdown is parked: ignored bytes take no
+    /// sample and do not move the user's countdown.
+    @Test func samplingSkipsIgnoredAllocations() {
+        let (ignoredSamples, userSamples) = AllocationCounter.withMode(.sampling(everyBytes: 1000)) { () -> (UInt64, UInt64) in
+            let start = AllocationCounter.currentThread().samples
+            AllocationCounter.ignoring { for _ in 0..<20 { free(malloc(500)) } }
+            let afterIgnored = AllocationCounter.currentThread().samples
+            for _ in 0..<10 { free(malloc(500)) }
+            return (afterIgnored - start, AllocationCounter.currentThread().samples - afterIgnored)
+        }
+        #expect(ignoredSamples == 0)
+        #expect(userSamples == 5 || userSamples == 6)
+    }
+
     @Test func samplingTakesOneSamplePerIntervalOfRequestedBytes() {
         let samples = AllocationCounter.withMode(.sampling(everyBytes: 1000)) { () -> UInt64 in
             let before = AllocationCounter.currentThread().samples

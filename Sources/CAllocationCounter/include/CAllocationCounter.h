@@ -9,7 +9,8 @@
 //
 // Counting is per thread in _Thread_local (initial-exec) storage: no lock, no atomic, nothing
 // allocated on the hot path. Bytes are the allocator's usable sizes (malloc_usable_size), so a
-// block's allocation and its free always cancel; the requested sizes are kept beside them.
+// block's allocation and its free always cancel; the requested sizes are kept beside them. On
+// x86-64 malloc, free and their counting and sampling paths are written in assembly.
 
 #include <stddef.h>
 #include <stdint.h>
@@ -18,12 +19,14 @@
 extern "C" {
 #endif
 
-/// What the counter does on each call. Off costs one relaxed load and a branch.
+/// What the counter does on each call. malloc and free jump through a pointer the mode sets
+/// (off: straight to glibc, one indirect jump); the other entry points test the mode.
 typedef enum rlk_alloc_mode {
     RLK_ALLOC_OFF = 0,
     /// Counts, bytes, live and peak per thread.
     RLK_ALLOC_COUNTING = 1,
-    /// One sample every `sample interval` requested bytes; frees are not seen.
+    /// One sample every `sample interval` requested bytes (a failed request counts too); frees
+    /// go straight to glibc.
     RLK_ALLOC_SAMPLING = 2,
     /// Counting, plus a side table keyed by pointer: site and generation of every live block.
     RLK_ALLOC_GENERATIONS = 3,
