@@ -62,7 +62,9 @@ let package = Package(
                 dependencies: ["CAllocationCounter", "LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
         // The documented scenarios, shared by the main job and the DocumentedScenarios suite.
         .target(name: "LoopScenarios", dependencies: ["RunLoopKit", "PThreads", "LoopAllocationCounter"]),
-        .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios", "RunLoopTesting"]),
+        // A scenario run as a replay trace and back (runloopkit record / replay, CI's replay gate).
+        .target(name: "ScenarioReplay", dependencies: ["LoopScenarios", "RunLoopTesting"]),
+        .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios", "RunLoopTesting", "ScenarioReplay"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
         // The soak: fd I/O, ports, timers and commits under load; `runloopkit-soak <seconds>`.
         .executableTarget(name: "runloopkit-soak", dependencies: ["RunLoopKit", "PThreads"]),
@@ -88,7 +90,8 @@ let package = Package(
         .testTarget(name: "LoopAllocationCounterTests",
                     dependencies: ["LoopAllocationCounter", "RunLoopCore", "Autorelease", "Transactions", "LoopInstruments", "RunLoopKit"]),
         // ReplayScripts/ links the differential suite's script files (one copy, two targets).
-        .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting", "RunLoopCore", "LoopScenarios", "PThreads"]),
+        .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting", "RunLoopCore", "LoopScenarios", "PThreads",
+                                                                "ScenarioReplay"]),
         .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "RunLoopCore", "LoopInstruments", "PThreads", "RunLoopDiagnostics", "CRunLoopShims"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],

@@ -2,6 +2,7 @@
 // SVG charts to ./runloopkit-out/.
 import LoopScenarios
 import RunLoopTesting
+import ScenarioReplay
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -13,6 +14,7 @@ let outputDirectory = "runloopkit-out"
 let usage = """
     usage: runloopkit [SCENARIO | --list | --help]
            runloopkit record SCENARIO FILE
+           runloopkit replay SCENARIO FILE
            runloopkit explain FILE
 
       (no argument)  run every documented scenario, print ✓/✗ per scenario (with the
@@ -22,12 +24,14 @@ let usage = """
       SCENARIO       run one scenario and print its verbose trace, checks and result
       --list         list the scenarios with a one-line summary
       record         run one scenario and write its replay trace to FILE (format: Docs/Replay.md)
+      replay         run one scenario again as FILE recorded it and print the first line
+                     where the two traces part (exit 1), or that they are identical
       explain        print, for each callout of the trace FILE, the rule ids (Docs/Rules.md)
                      that placed it and what it waited for
       --help         show this text
 
     exit status: 0 all passed, 1 a scenario failed (or a trace could not be read or
-    written), 2 bad usage
+    written, or a replay departed from its recording), 2 bad usage
     """
 
 func fail(_ message: String) -> Never {
@@ -87,13 +91,32 @@ case "record":
         fail("unknown scenario '\(arguments[1])'; known: \(ScenarioCatalog.all.map(\.name).joined(separator: ", "))")
     }
     let result = scenario.run(ScenarioOptions(processIsQuiet: true))
-    let trace = ReplayTrace(events: result.entries, inputs: result.inputs, clockStart: .zero)
+    let trace = ReplayTrace(scenario: result)
     do { try trace.write(to: arguments[2]) } catch {
         var stderr = StandardError()
         print("runloopkit: \(error)", to: &stderr)
         exit(1)
     }
     print("wrote \(trace.entries.count) entries of \(scenario.name) to \(arguments[2])")
+case "replay":
+    guard arguments.count == 3 else { fail("replay takes a scenario name and a file, got \(arguments.count - 1) arguments") }
+    guard let scenario = ScenarioCatalog.named(arguments[1]) else {
+        fail("unknown scenario '\(arguments[1])'; known: \(ScenarioCatalog.all.map(\.name).joined(separator: ", "))")
+    }
+    do {
+        let outcome = try scenario.replay(try ReplayTrace(contentsOfFile: arguments[2]))
+        for problem in outcome.result.replayProblems { print("replay problem: \(problem)") }
+        if let divergence = outcome.divergence {
+            print("\(scenario.name) departs from \(arguments[2]): \(divergence)")
+            exit(1)
+        }
+        print("\(scenario.name) replays \(arguments[2]) identically")
+        exit(outcome.result.replayProblems.isEmpty ? 0 : 1)
+    } catch {
+        var stderr = StandardError()
+        print("runloopkit: \(error)", to: &stderr)
+        exit(1)
+    }
 case "explain":
     guard arguments.count == 2 else { fail("explain takes one trace file, got \(arguments.count - 1) arguments") }
     do {

@@ -1,12 +1,14 @@
-import LoopScenarios
-import RunLoopTesting
+public import LoopScenarios
+public import RunLoopTesting
 
-/// Joins the scenarios' record and replay (LoopScenarios) to the trace file (RunLoopTesting):
-/// a scenario result becomes a trace, and a parsed trace becomes the plan a replay follows.
+// Joins the scenarios' record and replay (LoopScenarios) to the trace file (RunLoopTesting):
+// a scenario result becomes a trace, and a parsed trace becomes the plan a replay follows. Used
+// by `runloopkit record` / `runloopkit replay` and by CI's replay gate.
+
 extension ReplayTrace {
     /// The trace of a scenario run: its entries, its own thread's inputs, and the blocks and
     /// wake-ups other threads gave its loop (written after the wait they arrived in).
-    init(scenario result: ScenarioResult) {
+    public init(scenario result: ScenarioResult) {
         let external = result.externalInputs.map { input in
             (after: input.after, input: ReplayInput(input.action.traceAction, origin: .external), time: input.time)
         }
@@ -24,17 +26,19 @@ extension ScenarioExternalInput.Action {
 }
 
 /// A trace holds an input a scenario replay cannot apply.
-struct ScenarioPlanError: Error, CustomStringConvertible {
-    let line: Int
-    let input: String
-    var description: String { "line \(line): a scenario replay cannot apply \(input)" }
+public struct ScenarioPlanError: Error, CustomStringConvertible {
+    /// The trace file's line of the input.
+    public let line: Int
+    /// The input's trace line.
+    public let input: String
+    public var description: String { "line \(line): a scenario replay cannot apply \(input)" }
 }
 
 extension ScenarioReplayPlan {
     /// The plan of `trace`: each input from another thread (`perform`, `wakeup`) at the number
     /// of entries before it; the readings of the loop's events, of the recorder's own entries
     /// and of the loop's own inputs, each in order.
-    init(trace: ReplayTrace) throws(ScenarioPlanError) {
+    public init(trace: ReplayTrace) throws(ScenarioPlanError) {
         var loopEventTimes: [LoopInstant] = []
         var recorderReadTimes: [LoopInstant] = []
         var loopInputTimes: [LoopInstant] = []
@@ -62,5 +66,32 @@ extension ScenarioReplayPlan {
         }
         self.init(clockStart: trace.clockStart, loopEventTimes: loopEventTimes, recorderReadTimes: recorderReadTimes,
                   loopInputTimes: loopInputTimes, injections: injections)
+    }
+}
+
+/// A scenario run again from its recorded trace, and where it departed from the recording.
+public struct ScenarioReplayOutcome: Sendable {
+    /// The replayed run.
+    public let result: ScenarioResult
+    /// The first entry where the replay differs from the recording; nil when they are identical.
+    public let divergence: ReplayDivergence?
+}
+
+extension Scenario {
+    /// Runs the scenario again the way `recorded` was recorded and compares the two traces.
+    /// A scenario whose other threads give its loop work is replayed from the trace on a
+    /// virtual clock, their recorded blocks and wake-ups applied where they arrived; any other
+    /// scenario runs on its virtual clock and one thread, so running it again repeats it.
+    ///
+    /// ```swift
+    /// let recorded = try ReplayTrace(contentsOfFile: "seed.rlktrace")
+    /// let outcome = try scenario.replay(recorded)
+    /// print(outcome.divergence.map(\.description) ?? "identical")
+    /// ```
+    public func replay(_ recorded: ReplayTrace) throws(ScenarioPlanError) -> ScenarioReplayOutcome {
+        let plan = try ScenarioReplayPlan(trace: recorded)
+        let again = replay(plan) ?? run()
+        return ScenarioReplayOutcome(result: again,
+                                     divergence: ReplayDivergence.first(expected: recorded, actual: ReplayTrace(scenario: again)))
     }
 }
