@@ -170,8 +170,12 @@ public enum AutoreleasePool {
     /// ```
     @inlinable @inline(__always) @discardableResult
     public static func autorelease<T: AnyObject>(_ object: T) -> T {
-        let entry = UInt(bitPattern: Unmanaged.passRetained(object).toOpaque())
-        addEntry(entry)
+        let unmanaged = Unmanaged.passUnretained(object)
+        addEntry(UInt(bitPattern: unmanaged.toOpaque()))
+        // The pool's reference, taken after the add (the caller keeps `object` alive meanwhile):
+        // next to the copy returned, the optimiser can cancel that copy against a caller that
+        // drops the result, which it cannot do across the add's out-of-line calls.
+        _ = unmanaged.retain()
         return object
     }
 
@@ -184,8 +188,8 @@ public enum AutoreleasePool {
     @inlinable @discardableResult
     public static func autorelease<T: AnyObject>(_ object: T?) -> T? {
         guard let object else { return nil }
-        addEntry(UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()))
-        return object
+        let retained: T = autorelease(object)
+        return retained
     }
 
     /// Hands an owned reference to the pool without retaining it again: the caller gives up
