@@ -75,6 +75,18 @@ let gnustep = "GNUstep NSAutoreleasePool"
 let allocAlone = "object alloc + dealloc alone (no pool)"
 let retainAlone = "retain alone (no pool)"
 
+/// The floor row's buffer, allocated once per process and never freed. nonisolated(unsafe):
+/// benchmarks run one at a time on one thread.
+nonisolated(unsafe) var floorStorage: UnsafeMutablePointer<Payload>?
+nonisolated(unsafe) var floorCapacity = 0
+
+func floorBuffer(_ count: Int) -> UnsafeMutablePointer<Payload> {
+    if let floorStorage, floorCapacity >= count { return floorStorage }
+    floorStorage = .allocate(capacity: count)
+    floorCapacity = count
+    return floorStorage.unsafelyUnwrapped
+}
+
 /// Loads GNUstep base for a benchmark, or fails the benchmark with the reason.
 func gnustepReady(_ benchmark: Benchmark) -> Bool {
     if bench_gnustep_load() == 0 { return true }
@@ -276,15 +288,14 @@ let benchmarks: @Sendable () -> Void = {
         bench_gnustep_pool_drain(outer)
     }
 
-    // The floor: 1000 objects live at once, then all freed, with no pool.
+    // The floor: 1000 objects live at once, then all freed, with no pool. The buffer is made
+    // once: a large malloc per sample would make glibc consolidate its fastbins (see
+    // Docs/Benchmarks.md, "The pool's instructions").
     Benchmark("\(freshOneDrain) · \(allocAlone)", configuration: configuration) { benchmark in
         let count = benchmark.scaledIterations.count
-        let objects = UnsafeMutablePointer<Payload>.allocate(capacity: count)
-        benchmark.startMeasurement()
+        let objects = floorBuffer(count)
         for index in benchmark.scaledIterations { (objects + index).initialize(to: Payload()) }
         objects.deinitialize(count: count)
-        benchmark.stopMeasurement()
-        objects.deallocate()
     }
 
     // MARK: coalesced autorelease (one object, many autoreleases)
