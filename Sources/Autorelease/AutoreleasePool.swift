@@ -91,11 +91,13 @@ public enum AutoreleasePool {
         let address = token.address
         let thread = token.thread
         let word = ThreadPool.loadWord()
-        // Fast path: an empty pool on the hot page with no cached child and no tracking.
-        if address & PageLayout.pageMask == ThreadWord.page(word) && word & ThreadWord.highWaterMask == 0,
-           let page = PoolPage(address: ThreadWord.page(word)),
-           page.next == address &+ 8, page.thread == thread, page.entry(at: address) == Entry.boundary,
-           page.child == nil, address != page.begin, fastPathChecks(page)
+        // Fast path: an empty pool on the hot page with no cached child and no tracking. One
+        // compare checks both "the token is on the hot page" and "high-water tracking is off".
+        let pageAddress = address & PageLayout.pageMask
+        if word & (PageLayout.pageMask | ThreadWord.highWaterMask) == pageAddress,
+           let page = PoolPage(address: pageAddress),
+           page.next == address &+ 8, page.entry(at: address) == Entry.boundary,
+           page.thread == thread, page.child == nil, address != page.begin, fastPathChecks(page)
         {
             page.setEntry(PageLayout.scribble, at: address)
             page.next = address
@@ -117,6 +119,14 @@ public enum AutoreleasePool {
 
     @usableFromInline @inline(never)
     static func popSlow(address: UInt, thread: UInt, word: UInt) {
+        if ThreadPool.popOnHotPage(address: address, thread: thread, word: word) { return }
+        popAnywhere(address: address, thread: thread, word: word)
+    }
+
+    /// Every other pop: a token below the hot page, a cached child, high-water tracking, or
+    /// bad input (reported, then fatal). Apart from `popSlow`, whose frame stays small.
+    @inline(never)
+    static func popAnywhere(address: UInt, thread: UInt, word: UInt) {
         do {
             try ThreadPool.pop(address: address, thread: thread, word: word)
         } catch {
@@ -134,7 +144,9 @@ public enum AutoreleasePool {
     /// catch { print(error) }   // "autorelease pool token 0x… was pushed on thread 0x… but popped on …"
     /// ```
     public static func checkedPop(_ token: consuming Token) throws(AutoreleasePoolError) {
-        try ThreadPool.pop(address: token.address, thread: token.thread, word: ThreadPool.loadWord())
+        let word = ThreadPool.loadWord()
+        if ThreadPool.popOnHotPage(address: token.address, thread: token.thread, word: word) { return }
+        try ThreadPool.pop(address: token.address, thread: token.thread, word: word)
     }
 
     /// Pops `token`'s pool and pushes a new one: the BeforeWaiting step of the classic
@@ -158,8 +170,12 @@ public enum AutoreleasePool {
     /// ```
     @inlinable @inline(__always) @discardableResult
     public static func autorelease<T: AnyObject>(_ object: T) -> T {
-        let entry = UInt(bitPattern: Unmanaged.passRetained(object).toOpaque())
-        addEntry(entry)
+        let unmanaged = Unmanaged.passUnretained(object)
+        addEntry(UInt(bitPattern: unmanaged.toOpaque()))
+        // The pool's reference, taken after the add (the caller keeps `object` alive meanwhile):
+        // next to the copy returned, the optimiser can cancel that copy against a caller that
+        // drops the result, which it cannot do across the add's out-of-line calls.
+        _ = unmanaged.retain()
         return object
     }
 
@@ -172,8 +188,8 @@ public enum AutoreleasePool {
     @inlinable @discardableResult
     public static func autorelease<T: AnyObject>(_ object: T?) -> T? {
         guard let object else { return nil }
-        addEntry(UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()))
-        return object
+        let retained: T = autorelease(object)
+        return retained
     }
 
     /// Hands an owned reference to the pool without retaining it again: the caller gives up

@@ -283,14 +283,78 @@ enum ThreadPool {
             state.publish(flags)
             return
         }
+        trimChildren(of: page, state: state)
+        // releaseUntil left `page` as the hot page.
+        state.publish(page.address)
+    }
+
+    /// The common pop: the token is a boundary on the hot page, which has no cached child, and
+    /// high-water tracking is off. The page comes from the thread's own word, so there is no
+    /// walk of the chain and no thread-id call (the hot page's header names this thread); the
+    /// page passes the same check as on every pop path. Returns false, having touched nothing,
+    /// in every other case, which `pop(address:thread:word:)` then sorts out. Out of line and
+    /// apart from `pop` so that its frame stays small.
+    @inline(never)
+    static func popOnHotPage(address: UInt, thread: UInt, word: UInt) -> Bool {
+        guard word & ThreadWord.highWaterMask == 0, let hot = hotPage(word),
+              address & PageLayout.pageMask == hot.address, hot.passesCheck, hot.thread == thread,
+              address > hot.begin, address < hot.next, address & 7 == 0,
+              hot.entry(at: address) == Entry.boundary, hot.child == nil
+        else { return false }
+        let state = ThreadState.current
+        state.samplePeakEntries(word)
+        // Entries above the token, hottest first, as `releaseUntil` does. A release that left
+        // entries behind (a deinit that autoreleased) hands the rest to `releaseUntil`, which
+        // re-reads the hot page after every release.
+        var slot = hot.next
+        while slot != address {
+            slot &-= 8
+            hot.next = slot
+            let entry = hot.entry(at: slot)
+            hot.setEntry(PageLayout.scribble, at: slot)
+            if entry != Entry.boundary {
+                release(entry)
+                if hot.next != slot {
+                    releaseRest(page: hot, stop: address, state: state)
+                    break
+                }
+            }
+        }
+        // A deinit may have filled the page and so made a child.
+        trimChildren(of: hot, state: state)
+        state.publish(hot.address)
+        return true
+    }
+
+    /// `releaseUntil` after a release left entries behind (out of line: rare).
+    @inline(never)
+    static func releaseRest(page: PoolPage, stop: UInt, state: ThreadState) {
+        let word = loadWord()
+        state.samplePeakEntries(word)
+        releaseUntil(page: page, stop: stop, state: state, word: word)
+    }
+
+    /// Releases the object of a non-boundary entry once, plus once per coalesced autorelease.
+    @inline(__always)
+    static func release(_ entry: UInt) {
+        let object = Entry.object(entry)
+        var releases = Entry.count(entry)
+        while true {
+            object.release()
+            if releases == 0 { break }
+            releases &-= 1
+        }
+    }
+
+    /// objc4's hysteresis after a pop: a page under half full keeps no child; a fuller one
+    /// keeps one empty child.
+    @inline(__always)
+    static func trimChildren(of page: PoolPage, state: ThreadState) {
         if page.isLessThanHalfFull {
             if let child = page.child { state.pagesChanged(by: -child.killWithChildren()) }
         } else if let child = page.child, let grandchild = verified(child).child {
-            // Hysteresis: keep one empty child when the page is at least half full.
             state.pagesChanged(by: -grandchild.killWithChildren())
         }
-        // releaseUntil left `page` as the hot page.
-        state.publish(page.address)
     }
 
     /// Releases entries, hottest first, until `page.next == stop`. Re-reads the hot page every
@@ -299,16 +363,9 @@ enum ThreadPool {
     static func releaseUntil(page: PoolPage, stop: UInt, state: ThreadState, word currentWord: UInt) {
         var word = currentWord
         while page.next != stop {
-            guard var hot = hotPage(word) else {
-                PoolDiagnostics.fatal("pool.pop-interrupted",
-                                      "the hot page vanished while popping \(hex(stop)) (a deinit popped an outer pool or drained the thread?)",
-                                      item: hex(stop))
-            }
+            guard var hot = hotPage(word) else { popInterrupted(stop: stop, pastColdPage: false) }
             while hot.isEmpty {
-                guard let parent = hot.parent else {
-                    PoolDiagnostics.fatal("pool.pop-interrupted", "ran past the cold page while popping \(hex(stop))",
-                                          item: hex(stop))
-                }
+                guard let parent = hot.parent else { popInterrupted(stop: stop, pastColdPage: true) }
                 hot = verified(parent)
                 word = hot.address | ThreadWord.flags(word)
                 storeWord(word)
@@ -318,13 +375,7 @@ enum ThreadPool {
             let entry = hot.entry(at: slot)
             hot.setEntry(PageLayout.scribble, at: slot)
             if entry != Entry.boundary {
-                let object = Entry.object(entry)
-                var releases = Entry.count(entry)
-                while true {
-                    object.release()
-                    if releases == 0 { break }
-                    releases &-= 1
-                }
+                release(entry)
                 // A release that left entries behind (on this page, or on a hotter one once this
                 // one filled up) moved `next`: re-read the hot page, and those entries may have
                 // raised the total above the last peak. A balanced push/pop inside a deinit
@@ -336,6 +387,14 @@ enum ThreadPool {
             }
         }
         if ThreadWord.page(word) != page.address { storeWord(page.address | ThreadWord.flags(word)) }
+    }
+
+    /// A deinit broke the pop under way (out of line: the messages stay off the release loop).
+    @inline(never)
+    static func popInterrupted(stop: UInt, pastColdPage: Bool) -> Never {
+        let message = pastColdPage ? "ran past the cold page while popping \(hex(stop))"
+            : "the hot page vanished while popping \(hex(stop)) (a deinit popped an outer pool or drained the thread?)"
+        PoolDiagnostics.fatal("pool.pop-interrupted", message, item: hex(stop))
     }
 
     // MARK: Thread exit (objc4 HotPageDealloc)

@@ -234,6 +234,64 @@ struct AutoreleasePoolAPITests {
         #expect(pages == 1)
     }
 
+    @Test("A pool on the hot page whose release autoreleases more, on this page or on new ones, is popped whole, LIFO")
+    func autoreleaseDuringHotPagePop() {
+        let log = Log()
+        let (pages, pending, peak) = onFreshThread { () -> ([Int], [Int], Int) in
+            // The outer push takes the placeholder; the inner tokens are real slots on the hot page.
+            let outer = AutoreleasePool.push()
+            AutoreleasePool.autorelease(consuming: Tracked(-1, log))
+            var pages: [Int] = [], pending: [Int] = []
+            let small = AutoreleasePool.push()
+            AutoreleasePool.autorelease(consuming: Tracked(10, log))
+            AutoreleasePool.autorelease(consuming: Spawner(11, log, spawning: [12, 13]))
+            AutoreleasePool.pop(small)
+            pages.append(AutoreleasePool.statistics.pages)
+            pending.append(AutoreleasePool.statistics.pendingEntries)
+            let large = AutoreleasePool.push()
+            AutoreleasePool.autorelease(consuming: Tracked(20, log))
+            AutoreleasePool.autorelease(consuming: Spawner(21, log, spawning: Array(100...1299)))
+            AutoreleasePool.pop(large)
+            pages.append(AutoreleasePool.statistics.pages)
+            pending.append(AutoreleasePool.statistics.pendingEntries)
+            let peak = AutoreleasePool.statistics.peakEntries
+            AutoreleasePool.pop(outer)
+            return (pages, pending, peak)
+        }
+        #expect(log.ids == [11, 13, 12, 10] + [21] + Array((100...1299).reversed()) + [20, -1])
+        // Each pop leaves the outer pool's boundary and object; the 1,200 spawned objects needed
+        // two more pages, which the pop freed (the page is under half full: no child kept).
+        #expect(pages == [1, 1])
+        #expect(pending == [2, 2])
+        // The peak saw the spawned objects: 2 outer + boundary + object 20 + 1,200 (the spawner's
+        // slot was already released when they were added).
+        #expect(peak >= 1_200 + 4)
+    }
+
+    @Test("autorelease(_:) keeps a borrowed object alive until the pop and hands it back")
+    func borrowedObjectOutlivesCaller() {
+        let log = Log()
+        let outcome = onFreshThread { () -> [Int] in
+            let outer = AutoreleasePool.push()
+            AutoreleasePool.autorelease(consuming: Tracked(-1, log))
+            let token = AutoreleasePool.push()
+            var returnedSame = false
+            do {
+                let object = Tracked(1, log)
+                let back: Tracked = AutoreleasePool.autorelease(object)
+                let again: Tracked? = AutoreleasePool.autorelease(Optional(object))   // coalesced: count 1
+                returnedSame = back === object && again === object
+            }
+            let beforePop = log.ids
+            AutoreleasePool.pop(token)
+            let afterPop = log.ids
+            AutoreleasePool.pop(outer)
+            return [returnedSame ? 1 : 0, beforePop.count, afterPop.count]
+        }
+        #expect(outcome == [1, 0, 1])
+        #expect(log.ids == [1, -1])
+    }
+
     @Test("AutoreleasePoolStack: nested runs, popAll, pop on empty")
     func poolStack() {
         let log = Log()

@@ -71,6 +71,21 @@ func measureOwnedHandOver(_ benchmark: Benchmark) {
 let ours = "Autorelease"
 let naive = "naive Swift pool"
 let gnustep = "GNUstep NSAutoreleasePool"
+/// The floors: the Swift runtime work a row holds that no pool can avoid, measured without a pool.
+let allocAlone = "object alloc + dealloc alone (no pool)"
+let retainAlone = "retain alone (no pool)"
+
+/// The floor row's buffer, allocated once per process and never freed. nonisolated(unsafe):
+/// benchmarks run one at a time on one thread.
+nonisolated(unsafe) var floorStorage: UnsafeMutablePointer<Payload>?
+nonisolated(unsafe) var floorCapacity = 0
+
+func floorBuffer(_ count: Int) -> UnsafeMutablePointer<Payload> {
+    if let floorStorage, floorCapacity >= count { return floorStorage }
+    floorStorage = .allocate(capacity: count)
+    floorCapacity = count
+    return floorStorage.unsafelyUnwrapped
+}
 
 /// Loads GNUstep base for a benchmark, or fails the benchmark with the reason.
 func gnustepReady(_ benchmark: Benchmark) -> Bool {
@@ -170,6 +185,18 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // The floor of the row above: the retain the pool's reference needs, nothing else.
+    Benchmark("\(borrowed) · \(retainAlone)", configuration: configuration) { benchmark in
+        let references = OwnedReferences(count: benchmark.scaledIterations.count)
+        benchmark.startMeasurement()
+        for index in benchmark.scaledIterations { _ = Unmanaged.passUnretained(references.objects[index]).retain() }
+        benchmark.stopMeasurement()
+        for index in benchmark.scaledIterations {
+            references.owned[index].release()
+            Unmanaged.passUnretained(references.objects[index]).release()
+        }
+    }
+
     // MARK: push + pop of an empty pool (target <= 12 ns)
 
     let emptyPushPop = "empty push + pop"
@@ -234,6 +261,11 @@ let benchmarks: @Sendable () -> Void = {
         bench_gnustep_pool_drain(outer)
     }
 
+    // The floor: the same object created and freed with no pool (blackHole keeps it on the heap).
+    Benchmark("\(freshOwnPool) · \(allocAlone)", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(Payload()) }
+    }
+
     let freshOneDrain = "1000 fresh objects, then one pop (dealloc)"
     Benchmark("\(freshOneDrain) · \(ours)", configuration: configuration) { benchmark in
         let token = AutoreleasePool.push()
@@ -254,6 +286,16 @@ let benchmarks: @Sendable () -> Void = {
         bench_gnustep_fresh_objects_one_drain(benchmark.scaledIterations.count)
         benchmark.stopMeasurement()
         bench_gnustep_pool_drain(outer)
+    }
+
+    // The floor: 1000 objects live at once, then all freed, with no pool. The buffer is made
+    // once: a large malloc per sample would make glibc consolidate its fastbins (see
+    // Docs/Benchmarks.md, "The pool's instructions").
+    Benchmark("\(freshOneDrain) · \(allocAlone)", configuration: configuration) { benchmark in
+        let count = benchmark.scaledIterations.count
+        let objects = floorBuffer(count)
+        for index in benchmark.scaledIterations { (objects + index).initialize(to: Payload()) }
+        objects.deinitialize(count: count)
     }
 
     // MARK: coalesced autorelease (one object, many autoreleases)
