@@ -288,7 +288,7 @@ struct SourceRules {
         defer { loop.tearDown() }
         var count = 0
         var me: LoopSource?
-        let source = LoopSource(label: "self") {
+        let source = LoopSource(label: "self", onOwnerThreadOf: loop) {
             count += 1
             trace.add("self\(count)")
             if count < 3 { me?.signal() }
