@@ -52,7 +52,7 @@ final class AppHarness {
         tableView.onLayout = { _ in recorder.log("cellForRowAtIndexPath") }
 
         let handler = self.handler
-        let eventQueue = LoopSource(label: "__handleEventQueue") { handler.run() }
+        let eventQueue = LoopSource(label: "__handleEventQueue", onOwnerThreadOf: loop) { handler.run() }
         self.eventQueue = eventQueue
         eventPort = scenarioPort(label: "__IOHIDEventSystemClientQueueCallback") { _ in eventQueue.signal() }
         loop.add(eventQueue, mode: .common)

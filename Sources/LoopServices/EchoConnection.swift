@@ -35,14 +35,14 @@ final class EchoConnection {
         self.counters = server.counters
         self.server = server
         counters.update { $0.accepted += 1; $0.liveConnections += 1 }
-        let source = LoopFileSource(fd: fd, events: .readable, label: "echo connection") { [self] events in
+        let source = LoopFileSource(fd: fd, events: .readable, label: "echo connection", onOwnerThreadOf: loop) { [self] events in
             handle(events)
         }
         self.source = source
         if let timeout = configuration.idleTimeout {
             // Cannot throw: the interval and tolerance are positive (checked by the configuration).
-            idleTimer = try? LoopTimer(after: timeout, clock: loop.clock, interval: timeout, tolerance: timeout / 2,
-                                       label: "echo idle timeout") { [self] _ in checkIdle() }
+            idleTimer = try? LoopTimer(after: timeout, interval: timeout, tolerance: timeout / 2,
+                                       label: "echo idle timeout", onOwnerThreadOf: loop) { [self] _ in checkIdle() }
         }
     }
 

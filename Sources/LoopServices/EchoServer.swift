@@ -59,7 +59,7 @@ public final class EchoServer {
         self.port = socket.port
         self.scratch = .allocate(byteCount: configuration.readChunk, alignment: 16)
         self.control = EchoServerControl(loop: loop)
-        let listener = LoopFileSource(fd: socket.fd, events: .readable, order: 1, label: "echo listener") { [unowned self] _ in
+        let listener = LoopFileSource(fd: socket.fd, events: .readable, order: 1, label: "echo listener", onOwnerThreadOf: loop) { [unowned self] _ in
             acceptPending()
         }
         self.listener = listener
@@ -111,7 +111,7 @@ public final class EchoServer {
     private func pauseAccepting(_ failure: SystemCallError) {
         Diagnostics.report(.warning, .echoAcceptFailed, "accepting paused for 100 ms: \(failure)", item: "port \(port)")
         guard let listener, acceptRetry == nil, (try? listener.setInterest([])) != nil else { return }
-        acceptRetry = try? LoopTimer(after: .milliseconds(100), clock: loop.clock, label: "echo accept retry") { [weak self] _ in
+        acceptRetry = try? LoopTimer(after: .milliseconds(100), label: "echo accept retry", onOwnerThreadOf: loop) { [weak self] _ in
             guard let self, let listener = self.listener else { return }
             self.acceptRetry = nil
             do { try listener.setInterest(.readable) } catch {
@@ -144,7 +144,7 @@ public final class EchoServer {
         }
         for connection in Array(connections.values) { connection.drain() }
         guard !connections.isEmpty else { return finish() }
-        graceTimer = try? LoopTimer(after: configuration.shutdownGrace, clock: loop.clock, label: "echo shutdown grace") { [weak self] _ in
+        graceTimer = try? LoopTimer(after: configuration.shutdownGrace, label: "echo shutdown grace", onOwnerThreadOf: loop) { [weak self] _ in
             guard let self else { return }
             for connection in Array(self.connections.values) { connection.close(.shutdown) }
         }

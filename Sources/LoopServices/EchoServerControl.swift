@@ -14,9 +14,9 @@ public final class EchoServerControl: Sendable {
 
     init(loop: Loop) { self.loop = loop }
 
-    /// Adds the source that calls `shutdown` when signalled.
+    /// Adds the source that calls `shutdown` when signalled; on the loop's thread.
     func install(mode: Loop.Mode, shutdown: @escaping () -> Void) {
-        let source = LoopSource(label: "echo shutdown request", perform: shutdown)
+        let source = LoopSource(label: "echo shutdown request", onOwnerThreadOf: loop, perform: shutdown)
         installed.withLock { $0 = source }
         loop.add(source, mode: mode)
     }

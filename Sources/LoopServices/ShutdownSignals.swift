@@ -48,7 +48,7 @@ public final class ShutdownSignals {
             throw .refused("ShutdownSignals is already installed in this process")
         }
         let readEnd = ends[0]
-        source = LoopFileSource(fd: readEnd, events: .readable, label: "shutdown signals") { _ in
+        source = LoopFileSource(fd: readEnd, events: .readable, label: "shutdown signals", onOwnerThreadOf: loop) { _ in
             var numbers = [UInt8](repeating: 0, count: 16)
             switch valueOrErrno("read(signal pipe)", { read(readEnd, &numbers, numbers.count) }) {
             case .success(let count):

@@ -33,6 +33,10 @@ final class ItemCore: @unchecked Sendable {  // every var is guarded by `lock`
     /// Mirror of `valid` the loop reads without taking the item's lock.
     let validFlag = Atomic<Bool>(true)
     var homes: [Home] = []
+    /// The loop a single-loop item was first added to, kept after it leaves every mode: its
+    /// callout (a `sending` closure) then never runs on a second loop's thread while the first
+    /// may still be inside it. Nil before the first add, and again once that loop is freed.
+    weak var boundLoop: Loop?
 
     init(allowsSeveralLoops: Bool) { self.allowsSeveralLoops = allowsSeveralLoops }
 
@@ -48,13 +52,15 @@ final class ItemCore: @unchecked Sendable {  // every var is guarded by `lock`
         guard valid else { return false }
         if allowsSeveralLoops { return true }
         homes.removeAll { $0.loop == nil }
-        return homes.isEmpty || homes[0].loop === loop
+        guard let bound = boundLoop else { return true }
+        return bound === loop
     }
 
     /// Records one more concrete mode of `loop` holding the item; false if refused.
     func bind(_ loop: Loop) -> Bool {
         lock.withLock {
             guard acceptsLocked(loop) else { return false }
+            if !allowsSeveralLoops { boundLoop = loop }
             if let i = homes.firstIndex(where: { $0.loop === loop }) {
                 homes[i].count += 1
             } else {

@@ -5,10 +5,10 @@ import Glibc
 import Musl
 #endif
 
-// Items whose callouts are `@MainActor` code, for `Loop.main`. The closures the plain
-// initialisers take are not `Sendable` and carry no isolation check; these take a `@MainActor`
-// closure and check at every callout that it runs on the main thread, so a Swift 6 `main.swift`
-// can keep its state in top-level (main-actor) variables and touch it from loop callbacks.
+// Items whose callouts are `@MainActor` code, for `Loop.main`. The plain initialisers take
+// `sending` closures, which may not touch main-actor state; these take a `@MainActor` closure
+// and check at every callout that it runs on the main thread, so a Swift 6 `main.swift` can keep
+// its state in top-level (main-actor) variables and touch it from loop callbacks.
 
 extension LoopFileSource {
     /// A file source whose handler is main-actor code: add it to ``Loop/main`` only (a callout

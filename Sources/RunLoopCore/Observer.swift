@@ -17,6 +17,8 @@ public final class LoopObserver: @unchecked Sendable {  // core is locked; `firi
     public let repeats: Bool
     public let order: Int
     public let label: String
+    /// `sending`, not `Sendable`: only the thread of the one loop the observer is bound to
+    /// calls it (`ItemCore.boundLoop`), never two threads at once.
     let callout: (LoopObserver, Loop.Activity) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
     /// Set while its callout runs, so a nested run does not re-enter it (O5). Only the loop's
@@ -24,7 +26,7 @@ public final class LoopObserver: @unchecked Sendable {  // core is locked; `firi
     let firing = Atomic<Bool>(false)
 
     public init(activities: Loop.Activity, repeats: Bool = true, order: Int = 0, label: String = "observer",
-                _ callout: @escaping (LoopObserver, Loop.Activity) -> Void) {
+                _ callout: sending @escaping (LoopObserver, Loop.Activity) -> Void) {
         self.activities = activities
         self.repeats = repeats
         self.order = order
@@ -55,9 +57,11 @@ public final class LoopObserver: @unchecked Sendable {  // core is locked; `firi
 public final class LoopSource: @unchecked Sendable {  // core.lock guards signal/invalidate; the stamp is atomic
     public let order: Int
     public let label: String
-    let scheduleCallout: ((Loop, Loop.Mode) -> Void)?
-    let cancelCallout: ((Loop, Loop.Mode) -> Void)?
-    let perform: () -> Void
+    // `@Sendable`: a source0 may be in several loops (S5), so their threads may perform it at
+    // once, and schedule/cancel run on whichever thread adds or removes it.
+    let scheduleCallout: (@Sendable (Loop, Loop.Mode) -> Void)?
+    let cancelCallout: (@Sendable (Loop, Loop.Mode) -> Void)?
+    let perform: @Sendable () -> Void
     let core = ItemCore(allowsSeveralLoops: true)
     /// 0 when not signalled; otherwise the stamp of the first signal (S1: first signal wins).
     /// Written under core.lock by `signal`/`invalidate`; the loop reads and clears it atomically.
@@ -73,8 +77,8 @@ public final class LoopSource: @unchecked Sendable {  // core.lock guards signal
     ///   - cancel: called for each concrete mode it leaves, by removal or invalidation (S5, S6).
     ///   - perform: called on the loop's thread when the loop services the signalled source.
     public init(order: Int = 0, label: String = "source0",
-                schedule: ((Loop, Loop.Mode) -> Void)? = nil, cancel: ((Loop, Loop.Mode) -> Void)? = nil,
-                perform: @escaping () -> Void) {
+                schedule: (@Sendable (Loop, Loop.Mode) -> Void)? = nil, cancel: (@Sendable (Loop, Loop.Mode) -> Void)? = nil,
+                perform: @escaping @Sendable () -> Void) {
         self.order = order
         self.label = label
         self.scheduleCallout = schedule

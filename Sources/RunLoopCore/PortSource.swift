@@ -23,8 +23,8 @@ import Musl
 /// try port.send([1, 2, 3])      // from any thread
 /// ```
 public final class LoopPortSource: @unchecked Sendable {
-    // Sendable: the queue, the waiters and validity are guarded by `core.lock`; `handler` is
-    // only called on the loop's thread.
+    // Sendable: the queue, the waiters and validity are guarded by `core.lock`; `handler` (a
+    // `sending` closure) is only called on the thread of the one loop it is bound to.
     /// A message: raw bytes or any sendable value.
     public enum Message: Sendable {
         case bytes([UInt8])
@@ -83,7 +83,7 @@ public final class LoopPortSource: @unchecked Sendable {
     /// - Throws: ``LoopError/systemCall(_:)`` when the port's eventfd cannot be created (the
     ///   process is out of descriptors or memory; also reported as `loop.system-call-failed`).
     public init(order: Int = 0, label: String = "source1", capacity: Int = .max, messagesPerPass: Int = 1,
-                handler: @escaping (Message) -> Void) throws(LoopError) {
+                handler: sending @escaping (Message) -> Void) throws(LoopError) {
         switch createDescriptor("eventfd", for: "the descriptor of port '\(label)'", item: label, { rlk_eventfd_create() }) {
         case .success(let fd): self.fd = fd
         case .failure(let failure): throw .systemCall(failure)
@@ -252,8 +252,8 @@ public final class LoopPortSource: @unchecked Sendable {
 /// loop.add(reader, mode: .default)
 /// ```
 public final class LoopFileSource: @unchecked Sendable {
-    // Sendable: `interestBits` and validity are guarded by `core.lock`; `handler` is only
-    // called on the loop's thread.
+    // Sendable: `interestBits` and validity are guarded by `core.lock`; `handler` (a `sending`
+    // closure) is only called on the thread of the one loop it is bound to.
 
     /// Readiness kinds. ``readable`` and ``writable`` are interests; ``hangUp`` and ``error``
     /// are always reported when they happen.
@@ -293,7 +293,7 @@ public final class LoopFileSource: @unchecked Sendable {
     ///   - order: several fd sources ready in one pass run in ascending order.
     ///   - label: the name traces and diagnostics use.
     ///   - handler: called on the loop's thread with what is ready.
-    public init(fd: Int32, events: Events, order: Int = 0, label: String = "fd", handler: @escaping (Events) -> Void) {
+    public init(fd: Int32, events: Events, order: Int = 0, label: String = "fd", handler: sending @escaping (Events) -> Void) {
         self.fd = fd
         self.interestBits = events.rawValue & 3
         self.order = order

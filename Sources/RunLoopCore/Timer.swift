@@ -17,6 +17,8 @@ import Synchronization
 /// ```
 public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded by core.lock
     public let label: String
+    /// `sending`, not `Sendable`: only the thread of the one loop the timer is bound to calls
+    /// it (`ItemCore.boundLoop`), never two threads at once.
     let callout: (LoopTimer) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
     /// The date currently scheduled, in clock nanoseconds (or firing, inside the callout: T5).
@@ -49,7 +51,7 @@ public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded
     ///   - label: the name traces and diagnostics use.
     ///   - callout: called on the loop's thread with the timer at each fire.
     public init(fireAt: LoopInstant, interval: Duration = .zero, tolerance: Duration = .zero,
-                label: String = "timer", _ callout: @escaping (LoopTimer) -> Void) throws(LoopError) {
+                label: String = "timer", _ callout: sending @escaping (LoopTimer) -> Void) throws(LoopError) {
         guard interval >= .zero else { throw LoopError.negativeDuration(interval, what: "LoopTimer interval") }
         guard tolerance >= .zero else { throw LoopError.negativeDuration(tolerance, what: "LoopTimer tolerance") }
         self.intervalNs = min(Nanoseconds.from(interval), Nanoseconds.intervalLimit)
@@ -62,7 +64,7 @@ public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded
     /// A timer first firing `delay` after `clock.now`; a negative delay means as soon as possible.
     public convenience init(after delay: Duration, clock: any LoopClock, interval: Duration = .zero,
                             tolerance: Duration = .zero, label: String = "timer",
-                            _ callout: @escaping (LoopTimer) -> Void) throws(LoopError) {
+                            _ callout: sending @escaping (LoopTimer) -> Void) throws(LoopError) {
         try self.init(fireAt: clock.now.advanced(by: max(delay, .zero)), interval: interval,
                       tolerance: tolerance, label: label, callout)
     }
@@ -70,7 +72,7 @@ public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded
     /// CF-style convenience in seconds: negative `interval` and `tolerance` clamp to 0 as CF
     /// clamps them (T1); NaN throws ``LoopError/notANumber(what:)``.
     public convenience init(fireAt: LoopInstant, interval: Double, tolerance: Double = 0,
-                            label: String = "timer", _ callout: @escaping (LoopTimer) -> Void) throws(LoopError) {
+                            label: String = "timer", _ callout: sending @escaping (LoopTimer) -> Void) throws(LoopError) {
         guard !interval.isNaN else { throw LoopError.notANumber(what: "LoopTimer interval") }
         guard !tolerance.isNaN else { throw LoopError.notANumber(what: "LoopTimer tolerance") }
         try self.init(fireAt: fireAt, interval: Seconds.duration(interval), tolerance: Seconds.duration(tolerance),
@@ -80,7 +82,7 @@ public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded
     /// CF-style convenience in seconds: a timer first firing `delay` seconds after `clock.now`
     /// (negative: as soon as possible); negatives clamp to 0, NaN throws.
     public convenience init(after delay: Double, clock: any LoopClock, interval: Double = 0, tolerance: Double = 0,
-                            label: String = "timer", _ callout: @escaping (LoopTimer) -> Void) throws(LoopError) {
+                            label: String = "timer", _ callout: sending @escaping (LoopTimer) -> Void) throws(LoopError) {
         guard !delay.isNaN else { throw LoopError.notANumber(what: "LoopTimer delay") }
         try self.init(fireAt: clock.now.advanced(by: Seconds.duration(delay)), interval: interval,
                       tolerance: tolerance, label: label, callout)

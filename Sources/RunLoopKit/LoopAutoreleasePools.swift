@@ -31,13 +31,13 @@ public final class LoopAutoreleasePools {
         let stack = self.stack
         entryObserver = LoopObserver(
             activities: .entry, order: ObserverOrder.autoreleasePoolPush,
-            label: ObserverLabel.autoreleasePool
+            label: ObserverLabel.autoreleasePool, onOwnerThreadOf: loop
         ) { _, _ in
             stack.push()
         }
         exitObserver = LoopObserver(
             activities: [.beforeWaiting, .exit], order: ObserverOrder.autoreleasePoolPop,
-            label: ObserverLabel.autoreleasePool
+            label: ObserverLabel.autoreleasePool, onOwnerThreadOf: loop
         ) { _, activity in
             if activity == .beforeWaiting { stack.popAndPush() } else { stack.pop() }
         }

@@ -53,23 +53,27 @@ public final class LoopCommitObservers {
         self.handlers = handlers
         let hookActivities: Loop.Activity = [.beforeWaiting, .exit]
         beforeCommitObserver = LoopObserver(
-            activities: hookActivities, order: ObserverOrder.beforeCommit, label: ObserverLabel.beforeCommit
+            activities: hookActivities, order: ObserverOrder.beforeCommit, label: ObserverLabel.beforeCommit,
+            onOwnerThreadOf: loop
         ) { _, activity in
             handlers.runBefore(activity)
         }
         commitObserver = LoopObserver(
-            activities: hookActivities, order: ObserverOrder.commit, label: ObserverLabel.commit
+            activities: hookActivities, order: ObserverOrder.commit, label: ObserverLabel.commit,
+            onOwnerThreadOf: loop
         ) { _, activity in
             pipeline.commitIfNeeded(reason: activity == .exit ? .exit : .beforeWaiting)
             if activity == .exit { pipeline.runLevel = max(0, pipeline.runLevel - 1) }
         }
         afterCommitObserver = LoopObserver(
-            activities: hookActivities, order: ObserverOrder.afterCommit, label: ObserverLabel.afterCommit
+            activities: hookActivities, order: ObserverOrder.afterCommit, label: ObserverLabel.afterCommit,
+            onOwnerThreadOf: loop
         ) { _, activity in
             handlers.runAfter(activity)
         }
         runLevelObserver = LoopObserver(
-            activities: .entry, order: Int(Int32.min), label: ObserverLabel.transactionRunLevel
+            activities: .entry, order: Int(Int32.min), label: ObserverLabel.transactionRunLevel,
+            onOwnerThreadOf: loop
         ) { _, _ in
             pipeline.runLevel += 1
         }

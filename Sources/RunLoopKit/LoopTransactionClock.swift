@@ -30,7 +30,8 @@ public final class LoopCompletionScheduler: CompletionScheduler {
     public func schedule(after delay: Duration, _ work: @escaping () -> Void) {
         // Only a negative interval or tolerance makes the initializer throw; both are zero here.
         // A refused add (a torn-down loop) is reported by the loop as `loop.add-refused`.
-        let timer = try! LoopTimer(after: delay, clock: loop.clock, label: "transactionCompletion") { _ in work() }
+        // The pipeline schedules on its own thread, the loop's: `work` is not `Sendable`.
+        let timer = try! LoopTimer(after: delay, label: "transactionCompletion", onOwnerThreadOf: loop) { _ in work() }
         loop.add(timer, mode: .common)
     }
 }

@@ -71,7 +71,8 @@ public final class StandardObservers {
         }
         let handlers = eventHandlers
         eventObserver = LoopObserver(
-            activities: .beforeWaiting, order: ObserverOrder.eventHook, label: ObserverLabel.eventHook
+            activities: .beforeWaiting, order: ObserverOrder.eventHook, label: ObserverLabel.eventHook,
+            onOwnerThreadOf: loop
         ) { _, _ in
             handlers.run()
         }

@@ -15,14 +15,14 @@ enum SoakShortLoop {
             var fired = false
             let pools = LoopAutoreleasePools(installedOn: loop)
             // Out of descriptors (reported): this round counts as incomplete.
-            guard let port = try? LoopPortSource(label: "short-port", handler: { _ in
+            guard let port = try? LoopPortSource(label: "short-port", onOwnerThreadOf: loop, handler: { _ in
                 delivered = true
                 _ = AutoreleasePool.autorelease(SoakPayload())
             }) else {
                 incomplete.add(1, ordering: .relaxed)
                 return
             }
-            let timer = try! LoopTimer(after: .microseconds(200), clock: MonotonicClock.shared, label: "short-timer") { _ in
+            let timer = try! LoopTimer(after: .microseconds(200), label: "short-timer", onOwnerThreadOf: loop) { _ in
                 fired = true
                 _ = AutoreleasePool.autorelease(SoakPayload())
             }

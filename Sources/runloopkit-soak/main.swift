@@ -49,7 +49,7 @@ pipeline.asCurrent {
     var outOfOrder = 0
     let port: LoopPortSource
     do {
-        port = try LoopPortSource(label: "soak-port", capacity: 256, messagesPerPass: 32) { message in
+        port = try LoopPortSource(label: "soak-port", capacity: 256, messagesPerPass: 32, onOwnerThreadOf: loop) { message in
             guard case .bytes(let bytes) = message, bytes.count == 9 else { outOfOrder += 1; return }
             let producer = Int(bytes[0])
             let number = bytes[1...].reduce(0) { $0 << 8 | Int($1) }
@@ -70,7 +70,7 @@ pipeline.asCurrent {
     _ = fcntl(pipeEnds[0], F_SETFL, fcntl(pipeEnds[0], F_GETFL) | O_NONBLOCK)
     var bytesRead = 0
     var buffer = [UInt8](repeating: 0, count: 4096)
-    let file = LoopFileSource(fd: pipeEnds[0], events: .readable, label: "soak-pipe") { _ in
+    let file = LoopFileSource(fd: pipeEnds[0], events: .readable, label: "soak-pipe", onOwnerThreadOf: loop) { _ in
         while true {
             let count = read(pipeEnds[0], &buffer, buffer.count)
             if count <= 0 { break }
@@ -83,11 +83,11 @@ pipeline.asCurrent {
     var oneShotsScheduled = 0
     var oneShotsFired = 0
     var oneShotsPending: [LoopTimer] = []
-    let ticker = try! LoopTimer(after: .milliseconds(1), clock: MonotonicClock.shared, interval: .milliseconds(2),
-                                label: "soak-ticker") { _ in
+    let ticker = try! LoopTimer(after: .milliseconds(1), interval: .milliseconds(2),
+                                label: "soak-ticker", onOwnerThreadOf: loop) { _ in
         oneShotsPending.removeAll { !$0.isValid }
-        let oneShot = try! LoopTimer(after: .milliseconds(1 + oneShotsScheduled % 4), clock: MonotonicClock.shared,
-                                     label: "soak-one-shot") { _ in oneShotsFired += 1 }
+        let oneShot = try! LoopTimer(after: .milliseconds(1 + oneShotsScheduled % 4),
+                                     label: "soak-one-shot", onOwnerThreadOf: loop) { _ in oneShotsFired += 1 }
         oneShotsScheduled += 1
         oneShotsPending.append(oneShot)
         loop.add(oneShot, mode: .default)

@@ -249,14 +249,14 @@ struct Allocations {
             var baseline = 0
             var worstDuringCallouts = 0
             for order in 0..<8 {
-                loop.add(LoopObserver(activities: .allActivities, order: order) { _, _ in count &+= 1 }, mode: .default)
+                loop.add(LoopObserver(activities: .allActivities, order: order, onOwnerThreadOf: loop) { _, _ in count &+= 1 }, mode: .default)
             }
             // Snapshots (observers, sources, timers, blocks) are alive while callouts run: a
             // per-pass allocation would show here as heap above the pre-run baseline.
-            loop.add(LoopObserver(activities: [.beforeSources, .exit], order: 9) { _, _ in
+            loop.add(LoopObserver(activities: [.beforeSources, .exit], order: 9, onOwnerThreadOf: loop) { _, _ in
                 worstDuringCallouts = max(worstDuringCallouts, rlk_heap_in_use() - baseline)
             }, mode: .default)
-            let source = LoopSource { worstDuringCallouts = max(worstDuringCallouts, rlk_heap_in_use() - baseline) }
+            let source = LoopSource(onOwnerThreadOf: loop) { worstDuringCallouts = max(worstDuringCallouts, rlk_heap_in_use() - baseline) }
             loop.add(source, mode: .default)
             loop.add(try! LoopTimer(fireAt: LoopInstant(nanoseconds: .max / 2)) { _ in }, mode: .default)
             func pass() {

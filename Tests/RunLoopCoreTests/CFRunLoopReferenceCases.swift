@@ -250,11 +250,11 @@ struct CFRunLoopReferenceCases {
         defer { loop.tearDown() }
         var fires: [UInt64] = []
         var datesInCallout: [UInt64] = []
-        let timer = try LoopTimer(after: 0.02, clock: clock, interval: 0.02, label: "tick") { timer in
+        let timer = try LoopTimer(after: 0.02, clock: clock, interval: 0.02, label: "tick", loop.ownerThreadCallout { timer in
             fires.append(clock.now.ms)
             datesInCallout.append(timer.nextFireDate.ms)
             if fires.count == 1 { clock.advance(seconds: 0.075) }
-        }
+        })
         loop.add(timer, mode: .default)
         #expect(loop.run(mode: .default, timeout: 0.13) == .timedOut)
         #expect(fires == [20, 100, 120])
@@ -281,10 +281,10 @@ struct CFRunLoopReferenceCases {
         defer { loop.tearDown() }
         let other: Loop.Mode = "Other"
         var fires: [LoopInstant] = []
-        let timer = try LoopTimer(after: .milliseconds(5), clock: clock, interval: .seconds(1), label: "t") { timer in
+        let timer = try LoopTimer(after: .milliseconds(5), clock: clock, interval: .seconds(1), label: "t", loop.ownerThreadCallout { timer in
             fires.append(clock.now)
             if fires.count == 1 { timer.setNextFireDate(clock.now.advanced(by: .milliseconds(10))) } else { timer.invalidate() }
-        }
+        })
         loop.add(timer, mode: .default)
         loop.add(timer, mode: other)
         loop.add(LoopSource(label: "idle") {}, mode: .default)

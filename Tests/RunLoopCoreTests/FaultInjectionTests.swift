@@ -56,8 +56,8 @@ struct FaultInjectionTests {
     @Test("epoll_wait: EINTR is retried inside the wait; the timer fires, nothing reported")
     func epollWaitInterrupted() throws {
         let fixture = try PortLoop("fault-wait-eintr")
-        let timer = try LoopTimer(after: .milliseconds(5), clock: MonotonicClock.shared, label: "fault-wait-eintr-timer") { _ in
-            fixture.received.add("timer")
+        let timer = try LoopTimer(after: .milliseconds(5), clock: MonotonicClock.shared, label: "fault-wait-eintr-timer") { [received = fixture.received] _ in
+            received.add("timer")
         }
         fixture.loop.add(timer, mode: fixture.mode)
         let seen = diagnostics(mentioning: "fault-wait-eintr") {
@@ -100,8 +100,8 @@ struct FaultInjectionTests {
           arguments: [ENOMEM, ENOSPC, EBADF])
     func epollAddRefused(code: Int32) throws {
         let fixture = try PortLoop("fault-add-\(code)")
-        let port = try LoopPortSource(label: "fault-add-\(code)-second") { message in
-            if case .bytes(let bytes) = message { fixture.received.add(String(decoding: bytes, as: UTF8.self)) }
+        let port = try LoopPortSource(label: "fault-add-\(code)-second") { [received = fixture.received] message in
+            if case .bytes(let bytes) = message { received.add(String(decoding: bytes, as: UTF8.self)) }
         }
         var outcome: Loop.AddOutcome = .added
         let seen = diagnostics(mentioning: "fault-add-\(code)-second") {
@@ -122,8 +122,8 @@ struct FaultInjectionTests {
         let fixture = try PortLoop("fault-add-eintr")
         let pipe = try FaultTestPipe()
         defer { pipe.close() }
-        let file = LoopFileSource(fd: pipe.read, events: .readable, label: "fault-add-eintr-fd") { _ in
-            fixture.received.add("readable")
+        let file = LoopFileSource(fd: pipe.read, events: .readable, label: "fault-add-eintr-fd") { [received = fixture.received] _ in
+            received.add("readable")
         }
         let outcome = InjectedFaults.with(Fault(.epollAdd, EINTR)) {
             (fixture.loop.add(file, mode: fixture.mode), InjectedFaults.injected(.epollAdd))
@@ -164,8 +164,8 @@ struct FaultInjectionTests {
         let fixture = try PortLoop("fault-mod-\(code)")
         let pipe = try FaultTestPipe()
         defer { pipe.close() }
-        let file = LoopFileSource(fd: pipe.read, events: .readable, label: "fault-mod-\(code)-fd") { _ in
-            fixture.received.add("readable")
+        let file = LoopFileSource(fd: pipe.read, events: .readable, label: "fault-mod-\(code)-fd") { [received = fixture.received] _ in
+            received.add("readable")
         }
         #expect(fixture.loop.add(file, mode: fixture.mode) == .added)
         #expect(fixture.loop.add(file, mode: Loop.Mode("fault-mod-\(code)-other")) == .added)
@@ -283,8 +283,8 @@ struct FaultInjectionTests {
     func timerArmFails(code: Int32) throws {
         let fixture = try PortLoop("fault-arm-\(code)")
         let loop = fixture.loop
-        let timer = try LoopTimer(after: .milliseconds(20), clock: MonotonicClock.shared, label: "fault-arm-timer") { _ in
-            fixture.received.add("timer")
+        let timer = try LoopTimer(after: .milliseconds(20), clock: MonotonicClock.shared, label: "fault-arm-timer") { [received = fixture.received] _ in
+            received.add("timer")
             loop.stop()
         }
         loop.add(timer, mode: fixture.mode)

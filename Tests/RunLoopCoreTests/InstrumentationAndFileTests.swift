@@ -97,7 +97,7 @@ struct FileSourceTests {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         var calls = 0
-        loop.add(LoopFileSource(fd: fds[0], events: .readable) { _ in calls += 1 }, mode: .default)
+        loop.add(LoopFileSource(fd: fds[0], events: .readable, onOwnerThreadOf: loop) { _ in calls += 1 }, mode: .default)
         loop.run(mode: .default, timeout: 0)
         loop.run(mode: .default, timeout: 0)
         #expect(calls == 2)

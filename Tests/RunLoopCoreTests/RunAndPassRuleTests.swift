@@ -124,10 +124,10 @@ struct RunSpecificRules {
         let (loop, clock) = virtualLoop()
         defer { loop.tearDown() }
         var fires = 0
-        let timer = try LoopTimer(after: 1, clock: clock, interval: 1) { timer in
+        let timer = try LoopTimer(after: 1, clock: clock, interval: 1, loop.ownerThreadCallout { timer in
             fires += 1
             if fires == 3 { timer.invalidate() }  // the mode becomes empty → .finished ends run()
-        }
+        })
         loop.add(timer, mode: .default)
         loop.run()
         #expect(fires == 3)
@@ -147,7 +147,7 @@ struct RunSpecificRules {
         loop.run(until: at(ms: 5_000))
         #expect(clock.now == .zero)
         var fires = 0
-        loop.add(try LoopTimer(after: 0.1, clock: clock, interval: 0.1) { _ in fires += 1 }, mode: .default)
+        loop.add(try LoopTimer(after: 0.1, clock: clock, interval: 0.1, loop.ownerThreadCallout { _ in fires += 1 }), mode: .default)
         loop.run(until: at(ms: 1_000))
         #expect(clock.now == at(ms: 1_000))
         #expect(fires == 10)

@@ -123,7 +123,7 @@ struct ScaleStructureTests {
             let captured = Payload()
             payload = captured
             let timer = try LoopTimer(fireAt: LoopInstant(nanoseconds: 50_000_000), interval: .milliseconds(50),
-                                      tolerance: .milliseconds(25), label: "idle") { _ in _ = captured }
+                                      tolerance: .milliseconds(25), label: "idle", loop.ownerThreadCallout { _ in _ = captured })
             loop.add(timer, mode: .default)
             loop.run(mode: .default, timeout: 0)   // the pass computes the wake-up deadline
             timer.invalidate()

@@ -28,7 +28,7 @@ func recordActivities(_ loop: Loop, _ trace: Trace, mode: Loop.Mode = .default, 
 }
 
 /// A source that records `name` when performed.
-func recordingSource(_ name: String, _ trace: Trace, order: Int = 0, extra: @escaping () -> Void = {}) -> LoopSource {
+func recordingSource(_ name: String, _ trace: Trace, order: Int = 0, extra: @escaping @Sendable () -> Void = {}) -> LoopSource {
     LoopSource(order: order, label: name) {
         trace.add(name)
         extra()

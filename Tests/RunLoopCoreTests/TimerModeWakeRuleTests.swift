@@ -21,7 +21,7 @@ struct TimerRules {
         defer { loop.tearDown() }
         try clock.advance(by: .milliseconds(50))
         var fires = 0
-        let timer = try LoopTimer(fireAt: .zero, interval: -3.0) { _ in fires += 1 }
+        let timer = try LoopTimer(fireAt: .zero, interval: -3.0, loop.ownerThreadCallout { _ in fires += 1 })
         #expect(timer.interval == .zero)
         loop.add(timer, mode: .default)
         #expect(loop.run(mode: .default, timeout: 1) == .finished)
@@ -82,11 +82,11 @@ struct TimerRules {
         let (loop, clock) = virtualLoop()
         defer { loop.tearDown() }
         var seen: [LoopInstant] = []
-        let timer = try LoopTimer(fireAt: at(ms: 10), interval: .milliseconds(10)) { t in
+        let timer = try LoopTimer(fireAt: at(ms: 10), interval: .milliseconds(10), loop.ownerThreadCallout { t in
             seen.append(t.nextFireDate)
             if seen.count == 1 { clock.advance(ms: 35) }  // 45 ms: ticks 20, 30, 40 are missed
             if seen.count == 2 { t.invalidate() }
-        }
+        })
         loop.add(timer, mode: .default)
         loop.run(mode: .default, timeout: 1)
         #expect(seen == [at(ms: 10), at(ms: 50)])
@@ -97,7 +97,7 @@ struct TimerRules {
         let (loop, clock) = virtualLoop()
         defer { loop.tearDown() }
         var firedAt: [LoopInstant] = []
-        let timer = try LoopTimer(fireAt: at(ms: 500)) { _ in firedAt.append(clock.now) }
+        let timer = try LoopTimer(fireAt: at(ms: 500), loop.ownerThreadCallout { _ in firedAt.append(clock.now) })
         loop.add(timer, mode: .default)
         timer.setNextFireDate(at(ms: 40))
         #expect(loop.nextTimerFireDate(in: .default) == at(ms: 40))
@@ -110,10 +110,10 @@ struct TimerRules {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         var fires = 0
-        let timer = try LoopTimer(fireAt: at(ms: 1), interval: .milliseconds(1)) { t in
+        let timer = try LoopTimer(fireAt: at(ms: 1), interval: .milliseconds(1), loop.ownerThreadCallout { t in
             fires += 1
             t.invalidate()
-        }
+        })
         loop.add(timer, mode: .common)
         #expect(loop.run(mode: .default, timeout: 1) == .finished)
         #expect(fires == 1)
@@ -148,7 +148,7 @@ struct TimerRules {
             let (loop, clock) = virtualLoop()
             defer { loop.tearDown() }
             var firedAt = LoopInstant.zero
-            loop.add(try LoopTimer(fireAt: at(ms: 10), tolerance: .milliseconds(500)) { _ in firedAt = clock.now }, mode: .default)
+            loop.add(try LoopTimer(fireAt: at(ms: 10), tolerance: .milliseconds(500), loop.ownerThreadCallout { _ in firedAt = clock.now }), mode: .default)
             loop.run(mode: .default, timeout: 1)
             #expect(firedAt == at(ms: 10))
         }

@@ -20,7 +20,7 @@ struct LoopCommitObserverTests {
             let commits = LoopCommitObservers(installedOn: loop, pipeline: pipeline)
             let layer = Layer(name: "table")
             layer.onLayout = { _ in log.note("layout") }
-            let slow = LoopSource(label: "buttonAction") {
+            let slow = LoopSource(label: "buttonAction", onOwnerThreadOf: loop) {
                 layer.setNeedsLayout()
                 clock.advance(seconds: 0.020)   // the rest of the event handling takes 20 ms
             }
@@ -40,7 +40,7 @@ struct LoopCommitObserverTests {
             let commits = LoopCommitObservers(installedOn: loop, pipeline: pipeline)
             let layer = Layer(name: "table")
             layer.onLayout = { _ in log.note("layout") }
-            let quick = LoopSource(label: "reload") {
+            let quick = LoopSource(label: "reload", onOwnerThreadOf: loop) {
                 layer.setNeedsLayout()
                 clock.advance(seconds: 0.005)
             }
@@ -87,8 +87,8 @@ struct LoopCommitObserverTests {
             let commits = LoopCommitObservers(installedOn: loop, pipeline: pipeline)
             let layer = Layer(name: "v")
             layer.onLayout = { _ in log.note("layout") }
-            let inner = LoopSource(label: "inner") { layer.setNeedsLayout() }
-            let outer = LoopSource(label: "outer") {
+            let inner = LoopSource(label: "inner", onOwnerThreadOf: loop) { layer.setNeedsLayout() }
+            let outer = LoopSource(label: "outer", onOwnerThreadOf: loop) {
                 pipeline.addPostCommitCallback { log.note("outer cleanup") }
                 inner.signal()
                 loop.run(mode: .tracking, timeout: 0, returnAfterSourceHandled: true)
@@ -115,7 +115,7 @@ struct LoopCommitObserverTests {
             let before = LoopObserver(activities: .beforeWaiting, repeats: false, order: 1_000_000, label: "early") { _, _ in
                 early.setNeedsLayout()
             }
-            let after = LoopObserver(activities: .beforeWaiting, repeats: false, order: 0xFF_FFFF, label: "late") { _, _ in
+            let after = LoopObserver(activities: .beforeWaiting, repeats: false, order: 0xFF_FFFF, label: "late", onOwnerThreadOf: loop) { _, _ in
                 late.setNeedsLayout()
                 marked = true
             }

@@ -11,11 +11,11 @@ struct LoopPoolObserverTests {
         let live = LiveCount()
         var duringSource = -1, atBeforeWaiting = -1, afterWaiting = -1
         let standard = StandardObservers(installedOn: loop, pipeline: CommitPipeline(), pools: scheme)
-        let source = LoopSource(label: "autoreleasing") {
+        let source = LoopSource(label: "autoreleasing", onOwnerThreadOf: loop) {
             for _ in 0..<count { AutoreleasePool.autorelease(Tracked(live)) }
             duringSource = live.value
         }
-        let probe = LoopObserver(activities: [.beforeWaiting, .afterWaiting], order: ObserverOrder.autoreleasePoolPop - 1) {
+        let probe = LoopObserver(activities: [.beforeWaiting, .afterWaiting], order: ObserverOrder.autoreleasePoolPop - 1, onOwnerThreadOf: loop) {
             _, activity in
             if activity == .beforeWaiting, atBeforeWaiting < 0 { atBeforeWaiting = live.value }
             if activity == .afterWaiting, afterWaiting < 0 { afterWaiting = live.value }
@@ -53,11 +53,11 @@ struct LoopPoolObserverTests {
         loop.addCommonMode(.tracking)
         let pools = LoopAutoreleasePools(installedOn: loop)
         var innerDepth = 0, afterInner = -1
-        let inner = LoopSource(label: "inner") {
+        let inner = LoopSource(label: "inner", onOwnerThreadOf: loop) {
             AutoreleasePool.autorelease(Tracked(live))
             innerDepth = pools.depth
         }
-        let outer = LoopSource(label: "outer") {
+        let outer = LoopSource(label: "outer", onOwnerThreadOf: loop) {
             AutoreleasePool.autorelease(Tracked(live))
             inner.signal()
             loop.run(mode: .tracking, timeout: 0, returnAfterSourceHandled: true)

@@ -18,7 +18,7 @@ struct ReadmeExampleTests {
 
             let table = Layer(name: "tableView")
             table.onLayout = { _ in recorder.log("cellForRowAtIndexPath") }
-            let events = LoopSource(label: "__handleEventQueue") {
+            let events = LoopSource(label: "__handleEventQueue", onOwnerThreadOf: loop) {
                 table.setNeedsLayout()
                 recorder.log("reloadData")
                 loop.submit { recorder.log("dispatch_get_main_queue") }

@@ -37,7 +37,7 @@ struct StandardObserverTests {
             let layer = Layer(name: "table")
             layer.onLayout = { _ in log.note("layout") }
             layer.onDisplay = { _, _ in log.note("display") }
-            let source = LoopSource(label: "event") {
+            let source = LoopSource(label: "event", onOwnerThreadOf: loop) {
                 layer.setNeedsLayout(); layer.setNeedsLayout()
                 layer.setNeedsDisplay(); layer.setNeedsDisplay()
             }

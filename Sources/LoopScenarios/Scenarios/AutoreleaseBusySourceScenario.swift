@@ -103,7 +103,7 @@ enum AutoreleaseBusySourceScenario {
             let probe = MemoryProbe(clock: app.clock, recorder: recorder, readsProcess: false)
             let box = BusyBox()
             let k = objectsPerPass, m = passes
-            let busy = LoopSource(label: "busyWork") {
+            let busy = LoopSource(label: "busyWork", onOwnerThreadOf: loop) {
                 for _ in 0..<k { AutoreleasePool.autorelease(Payload()) }
                 box.endOfPass.append(probe.sample(label: "end of pass").pool.pendingEntries)
                 if box.endOfPass.count < m {
@@ -113,7 +113,7 @@ enum AutoreleaseBusySourceScenario {
                 }
             }
             box.source = busy
-            let afterExit = LoopObserver(activities: .exit, order: Int.max - 1, label: "probe: after Exit pop") { _, _ in
+            let afterExit = LoopObserver(activities: .exit, order: Int.max - 1, label: "probe: after Exit pop", onOwnerThreadOf: loop) { _, _ in
                 box.afterExit = probe.sample(label: "after Exit pop").pool.pendingEntries
             }
             loop.add(busy, mode: .common)

@@ -88,13 +88,13 @@ enum AutoreleaseSawtoothScenario {
                 AutoreleasePool.resetPeaks()
                 probe.sample(label: "turn start", activity: .afterWaiting)
             }
-            let beforePop = LoopObserver(activities: .beforeWaiting, order: 2_147_483_646, label: "probe: before pool pop") { _, _ in
+            let beforePop = LoopObserver(activities: .beforeWaiting, order: 2_147_483_646, label: "probe: before pool pop", onOwnerThreadOf: loop) { _, _ in
                 let sample = probe.sample(label: "before pool pop", activity: .beforeWaiting)
                 if state.firedThisTurn {
                     state.value.turns.append(Turn(peakEntries: sample.pool.peakEntries, peakPages: sample.pool.pages))
                 }
             }
-            let afterPop = LoopObserver(activities: .beforeWaiting, order: Int.max - 1, label: "probe: after pool pop") { _, _ in
+            let afterPop = LoopObserver(activities: .beforeWaiting, order: Int.max - 1, label: "probe: after pool pop", onOwnerThreadOf: loop) { _, _ in
                 let sample = probe.sample(label: "after pool pop", activity: .beforeWaiting)
                 if state.firedThisTurn, !state.value.turns.isEmpty {
                     state.value.turns[state.value.turns.count - 1].entriesAfterPop = sample.pool.pendingEntries
@@ -106,7 +106,7 @@ enum AutoreleaseSawtoothScenario {
 
             let n = objectsPerTurn, turns = self.turns
             // 16 ms is a valid interval; `try!` cannot fail here.
-            let timer = try! LoopTimer(after: 0.016, clock: clock, interval: 0.016, label: "frameTimer") { timer in
+            let timer = try! LoopTimer(after: 0.016, clock: clock, interval: 0.016, label: "frameTimer", loop.ownerThreadCallout { timer in
                 for _ in 0..<n {
                     if perItemPool {
                         withAutoreleasePool { _ = AutoreleasePool.autorelease(Payload()) }
@@ -117,7 +117,7 @@ enum AutoreleaseSawtoothScenario {
                 state.value.fires += 1
                 state.firedThisTurn = true
                 if state.value.fires == turns { timer.invalidate() }
-            }
+            })
             loop.add(timer, mode: .common)
             loop.run(mode: .default, timeout: 0.016 * Double(turns) + 0.04)
             for observer in [turnStart, beforePop, afterPop] { observer.invalidate() }

@@ -18,20 +18,20 @@ enum LagMonitorScenario {
 
             var ticks = 0
             // Valid intervals: `try!` cannot fail.
-            let tick = try! LoopTimer(after: 0.050, clock: clock, interval: 0.050, label: "tick") { timer in
+            let tick = try! LoopTimer(after: 0.050, clock: clock, interval: 0.050, label: "tick", loop.ownerThreadCallout { timer in
                 ticks += 1
                 recorder.log("tick \(ticks): 10 ms of work")
                 clock.advance(seconds: 0.010)
                 if ticks == 5 { timer.invalidate() }
-            }
-            let decode = LoopSource(label: "slowImageDecode") {
+            })
+            let decode = LoopSource(label: "slowImageDecode", onOwnerThreadOf: loop) {
                 recorder.log("slowImageDecode: 200 ms of work")
                 clock.advance(seconds: 0.200)
             }
-            let arrival = try! LoopTimer(after: 0.300, clock: clock, label: "imageArrived") { _ in
+            let arrival = try! LoopTimer(after: 0.300, clock: clock, label: "imageArrived", loop.ownerThreadCallout { _ in
                 recorder.log("image data arrived")
                 decode.signal()
-            }
+            })
             loop.add(tick, mode: .common)
             loop.add(decode, mode: .common)
             loop.add(arrival, mode: .common)

@@ -34,11 +34,11 @@ enum MemoryPeakAttributionScenario {
                 var fires = 0
                 let n = objectsPerTurn, turns = MemoryPeakAttributionScenario.turns
                 // 16 ms is a valid interval; `try!` cannot fail here.
-                let timer = try! LoopTimer(after: 0.016, clock: clock, interval: 0.016, label: timerLabel) { timer in
+                let timer = try! LoopTimer(after: 0.016, clock: clock, interval: 0.016, label: timerLabel, loop.ownerThreadCallout { timer in
                     for _ in 0..<n { AutoreleasePool.autorelease(Payload()) }
                     fires += 1
                     if fires == turns { timer.invalidate() }
-                }
+                })
                 loop.add(timer, mode: .common)
                 attributor.install(on: loop)
                 loop.run(mode: .default, timeout: 0.016 * Double(turns) + 0.04)

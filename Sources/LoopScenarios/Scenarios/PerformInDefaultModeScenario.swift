@@ -26,7 +26,7 @@ enum PerformInDefaultModeScenario {
                 var finished = 0
                 // "Image downloads" finishing every 10 ms, in the common modes (they run while
                 // tracking). A valid interval: `try!` cannot fail.
-                let network = try! LoopTimer(after: 0.005, clock: clock, interval: 0.010, label: "downloadFinished") { timer in
+                let network = try! LoopTimer(after: 0.005, clock: clock, interval: 0.010, label: "downloadFinished", loop.ownerThreadCallout { timer in
                     finished += 1
                     let image = finished
                     downloadModes.add(loop.currentMode?.name ?? "-")
@@ -37,7 +37,7 @@ enum PerformInDefaultModeScenario {
                     }
                     loop.wakeUp()
                     if finished == count { timer.invalidate() }
-                }
+                })
                 loop.add(network, mode: .common)
                 loop.run(mode: .tracking, timeout: 0.100)
                 imagesSetDuringTracking = imagesSet.count

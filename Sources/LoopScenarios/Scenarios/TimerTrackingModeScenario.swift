@@ -15,12 +15,12 @@ enum TimerTrackingModeScenario {
             let firesA = Tally(), firesB = Tally()
             let ms: (LoopInstant) -> String = { String($0.nanoseconds / 1_000_000) }
             // 10 ms grids starting at 10 ms; valid intervals, `try!` cannot fail.
-            let timerA = try! LoopTimer(fireAt: LoopInstant(nanoseconds: 10_000_000), interval: 0.010, label: "timerA (default mode)") { _ in
+            let timerA = try! LoopTimer(fireAt: LoopInstant(nanoseconds: 10_000_000), interval: 0.010, label: "timerA (default mode)", loop.ownerThreadCallout { _ in
                 firesA.add(ms(clock.now))
-            }
-            let timerB = try! LoopTimer(fireAt: LoopInstant(nanoseconds: 10_000_000), interval: 0.010, label: "timerB (common modes)") { _ in
+            })
+            let timerB = try! LoopTimer(fireAt: LoopInstant(nanoseconds: 10_000_000), interval: 0.010, label: "timerB (common modes)", loop.ownerThreadCallout { _ in
                 firesB.add(ms(clock.now))
-            }
+            })
             loop.add(timerA, mode: .default)
             loop.add(timerB, mode: .common)
 

@@ -28,7 +28,7 @@ final class HarnessControl {
         let state = State()
         self.state = state
         observer = LoopObserver(activities: [.entry, .beforeTimers, .beforeWaiting, .exit], order: Int.max,
-                                label: label) { [weak loop] _, activity in
+                                label: label, onOwnerThreadOf: loop) { [weak loop] _, activity in
             guard let loop else { return }
             Self.observe(activity, of: loop, state: state)
         }

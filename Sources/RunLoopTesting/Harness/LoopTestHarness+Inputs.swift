@@ -9,7 +9,7 @@ extension LoopTestHarness {
     @discardableResult
     public func addSource(_ label: String, mode: Loop.Mode = .default, order: Int = 0,
                           _ perform: @escaping () -> Void) -> LoopSource {
-        let source = LoopSource(order: order, label: label, perform: perform)
+        let source = LoopSource(order: order, label: label, onOwnerThreadOf: loop, perform: perform)
         owned.sources.append(source)
         loop.add(source, mode: mode)
         return source
@@ -32,7 +32,7 @@ extension LoopTestHarness {
     @discardableResult
     public func addPort(_ label: String, mode: Loop.Mode = .default, order: Int = 0,
                         _ handler: @escaping (LoopPortSource.Message) -> Void) throws(LoopError) -> LoopPortSource {
-        let port = try LoopPortSource(order: order, label: label, handler: handler)
+        let port = try LoopPortSource(order: order, label: label, onOwnerThreadOf: loop, handler: handler)
         owned.ports.append(port)
         loop.add(port, mode: mode)
         return port
@@ -55,7 +55,7 @@ extension LoopTestHarness {
     public func addFileSource(_ label: String, mode: Loop.Mode = .default, order: Int = 0,
                               _ handler: @escaping (LoopFileSource.Events) -> Void) throws(SystemCallError) -> LoopTestPipe {
         let location = createdAt
-        let pipe = try LoopTestPipe(label: label, order: order, handler: handler) { [weak self] failure in
+        let pipe = try LoopTestPipe(label: label, order: order, loop: loop, handler: handler) { [weak self] failure in
             self?.report("reading the harness pipe '\(label)' failed: \(failure)", at: location)
         }
         owned.pipes.append(pipe)
@@ -84,7 +84,9 @@ extension LoopTestHarness {
     @discardableResult
     public func addObserver(_ label: String, activities: Loop.Activity, order: Int = 0, mode: Loop.Mode = .common,
                             _ callout: @escaping (Loop.Activity) -> Void) -> LoopObserver {
-        let observer = LoopObserver(activities: activities, order: order, label: label) { _, activity in callout(activity) }
+        let observer = LoopObserver(activities: activities, order: order, label: label, onOwnerThreadOf: loop) { _, activity in
+            callout(activity)
+        }
         owned.observers.append(observer)
         loop.add(observer, mode: mode)
         return observer
@@ -97,7 +99,8 @@ extension LoopTestHarness {
     @discardableResult
     public func addTimer(_ label: String, after delay: Duration, interval: Duration = .zero, tolerance: Duration = .zero,
                          mode: Loop.Mode = .default, _ callout: @escaping (LoopTimer) -> Void) throws(LoopError) -> LoopTimer {
-        let timer = try LoopTimer(after: delay, clock: clock, interval: interval, tolerance: tolerance, label: label, callout)
+        let timer = try LoopTimer(after: delay, clock: clock, interval: interval, tolerance: tolerance, label: label,
+                                  loop.ownerThreadCallout(label, callout))
         owned.timers.append(timer)
         loop.add(timer, mode: mode)
         return timer

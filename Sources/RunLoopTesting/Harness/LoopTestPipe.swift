@@ -24,7 +24,7 @@ public final class LoopTestPipe {
     public let writeEnd: Int32
     private var isClosed = false
 
-    init(label: String, order: Int, handler: @escaping (LoopFileSource.Events) -> Void,
+    init(label: String, order: Int, loop: Loop, handler: @escaping (LoopFileSource.Events) -> Void,
          readFailed: @escaping (SystemCallError) -> Void) throws(SystemCallError) {
         var ends: [Int32] = [-1, -1]
         if case .failure(let failure) = valueOrErrno("pipe", { pipe(&ends) }) { throw failure }
@@ -43,7 +43,7 @@ public final class LoopTestPipe {
         readEnd = ends[0]
         writeEnd = ends[1]
         let readEnd = self.readEnd
-        source = LoopFileSource(fd: readEnd, events: .readable, order: order, label: label) { events in
+        source = LoopFileSource(fd: readEnd, events: .readable, order: order, label: label, onOwnerThreadOf: loop) { events in
             if let failure = Self.drain(readEnd) { readFailed(failure) }
             handler(events)
         }
