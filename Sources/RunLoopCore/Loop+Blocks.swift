@@ -87,27 +87,32 @@ extension Loop {
 
     /// Queues a block or a job (B1), creating its modes; false, with a diagnostic, when the
     /// loop's thread has exited.
-    func enqueue<C: Collection<Loop.Mode>>(_ block: PendingBlock, modes names: C) -> Bool {
-        let accepted = lock.withLock { () -> Bool in
-            guard !guarded.tornDown else { return false }
-            for name in names { _ = modeStateLocked(name, create: true) }
-            guarded.blocks.append(block)
-            hasBlocks.store(true, ordering: .releasing)
-            return true
-        }
-        if !accepted {
+    /// The block is consumed: it moves into the queue without a copy (no retain of its
+    /// closure, label and modes, and no release of the caller's copy).
+    func enqueue<C: Collection<Loop.Mode>>(_ block: consuming PendingBlock, modes names: C) -> Bool {
+        lock.lock()
+        guard !guarded.tornDown else {
+            lock.unlock()
             Diagnostics.report(.error, .workAfterTeardown,
                                "'\(block.label)' was queued on a loop whose thread has exited; it will not run",
                                item: block.label)
+            return false
         }
-        return accepted
+        for name in names { _ = modeStateLocked(name, create: true) }
+        guarded.blocks.append(block)
+        hasBlocks.store(true, ordering: .releasing)
+        lock.unlock()
+        return true
     }
 
     /// Whether a pending block targets `state` (R4e). Lock held.
     func hasBlockLocked(for state: ModeState) -> Bool {
         guard !guarded.blocks.isEmpty else { return false }
         let isCommon = state.guarded.isCommon
-        return guarded.blocks.contains { $0.matches(state.mode, isCommon: isCommon) }
+        // Through the buffer: each block is looked at in place, not copied out.
+        return guarded.blocks.withUnsafeBufferPointer { blocks in
+            blocks.contains { $0.matches(state.mode, isCommon: isCommon) }
+        }
     }
 
     /// B2: detach the queue, run the blocks for this mode in FIFO order with the lock released,
@@ -123,19 +128,24 @@ extension Loop {
         var isCommon = state.guarded.isCommon
         lock.unlock()
 
+        // Each block runs from its place in the detached queue (no copy, so no retain and
+        // release of its closure, label and modes); survivors are swapped forward in order and
+        // the blocks that ran, now at the end, are dropped together. Only this run's frame
+        // uses this scratch queue: a nested run has a frame of its own.
         var ran = false
-        var kept = 0
-        var index = 0
-        while index < frame.scratch.pointee.blocks.count {
-            let block = frame.scratch.pointee.blocks[index]
-            index += 1
-            if block.targets(state.mode) || (block.targetsCommon && isCommonNow(state, &isCommon)) {
-                ran = true
-                callOutToBlock(block, state.mode)  // B4
-            } else {
-                frame.scratch.pointee.blocks[kept] = block
-                kept += 1
+        let kept = frame.scratch.pointee.blocks.withUnsafeMutableBufferPointer { blocks -> Int in
+            var kept = 0
+            for index in blocks.indices {
+                if blocks[index].targets(state.mode)
+                    || (blocks[index].targetsCommon && isCommonNow(state, &isCommon)) {
+                    ran = true
+                    callOutToBlock(blocks[index], state.mode)  // B4
+                } else {
+                    if kept != index { blocks.swapAt(kept, index) }
+                    kept += 1
+                }
             }
+            return kept
         }
         frame.scratch.pointee.blocks.truncate(to: kept)
 
