@@ -122,12 +122,27 @@ extension Loop {
         // A block performed by another thread meanwhile is as if performed after this step.
         guard hasBlocks.load(ordering: .acquiring) else { return false }
         lock.lock()
-        if guarded.blocks.isEmpty { lock.unlock(); return false }
+        let detached = detachBlocksLocked(state, frame)
+        lock.unlock()
+        guard let isCommon = detached else { return false }
+        return runDetachedBlocks(state, frame, isCommon: isCommon)
+    }
+
+    /// B2's first half: moves the queue into the frame's scratch queue. Returns whether the
+    /// mode was common at that moment, or nil when no block was queued. Lock held.
+    @inline(__always)
+    func detachBlocksLocked(_ state: ModeState, _ frame: RunFrame) -> Bool? {
+        if guarded.blocks.isEmpty { return nil }
         swap(&guarded.blocks, &frame.scratch.pointee.blocks)
         hasBlocks.store(false, ordering: .releasing)
-        var isCommon = state.guarded.isCommon
-        lock.unlock()
+        return state.guarded.isCommon
+    }
 
+    /// B2's second half, lock released: runs the detached blocks of this mode, puts the others
+    /// back. Returns whether any ran.
+    @discardableResult
+    func runDetachedBlocks(_ state: ModeState, _ frame: RunFrame, isCommon known: Bool) -> Bool {
+        var isCommon = known
         // Each block runs from its place in the detached queue (no copy, so no retain and
         // release of its closure, label and modes); survivors are swapped forward in order and
         // the blocks that ran, now at the end, are dropped together. Only this run's frame
