@@ -87,27 +87,32 @@ extension Loop {
 
     /// Queues a block or a job (B1), creating its modes; false, with a diagnostic, when the
     /// loop's thread has exited.
-    func enqueue<C: Collection<Loop.Mode>>(_ block: PendingBlock, modes names: C) -> Bool {
-        let accepted = lock.withLock { () -> Bool in
-            guard !guarded.tornDown else { return false }
-            for name in names { _ = modeStateLocked(name, create: true) }
-            guarded.blocks.append(block)
-            hasBlocks.store(true, ordering: .releasing)
-            return true
-        }
-        if !accepted {
+    /// The block is consumed: it moves into the queue without a copy (no retain of its
+    /// closure, label and modes, and no release of the caller's copy).
+    func enqueue<C: Collection<Loop.Mode>>(_ block: consuming PendingBlock, modes names: C) -> Bool {
+        lock.lock()
+        guard !guarded.tornDown else {
+            lock.unlock()
             Diagnostics.report(.error, .workAfterTeardown,
                                "'\(block.label)' was queued on a loop whose thread has exited; it will not run",
                                item: block.label)
+            return false
         }
-        return accepted
+        for name in names { _ = modeStateLocked(name, create: true) }
+        guarded.blocks.append(block)
+        hasBlocks.store(true, ordering: .releasing)
+        lock.unlock()
+        return true
     }
 
     /// Whether a pending block targets `state` (R4e). Lock held.
     func hasBlockLocked(for state: ModeState) -> Bool {
         guard !guarded.blocks.isEmpty else { return false }
         let isCommon = state.guarded.isCommon
-        return guarded.blocks.contains { $0.matches(state.mode, isCommon: isCommon) }
+        // Through the buffer: each block is looked at in place, not copied out.
+        return guarded.blocks.withUnsafeBufferPointer { blocks in
+            blocks.contains { $0.matches(state.mode, isCommon: isCommon) }
+        }
     }
 
     /// B2: detach the queue, run the blocks for this mode in FIFO order with the lock released,
@@ -117,25 +122,45 @@ extension Loop {
         // A block performed by another thread meanwhile is as if performed after this step.
         guard hasBlocks.load(ordering: .acquiring) else { return false }
         lock.lock()
-        if guarded.blocks.isEmpty { lock.unlock(); return false }
+        let detached = detachBlocksLocked(state, frame)
+        lock.unlock()
+        guard let isCommon = detached else { return false }
+        return runDetachedBlocks(state, frame, isCommon: isCommon)
+    }
+
+    /// B2's first half: moves the queue into the frame's scratch queue. Returns whether the
+    /// mode was common at that moment, or nil when no block was queued. Lock held.
+    @inline(__always)
+    func detachBlocksLocked(_ state: ModeState, _ frame: RunFrame) -> Bool? {
+        if guarded.blocks.isEmpty { return nil }
         swap(&guarded.blocks, &frame.scratch.pointee.blocks)
         hasBlocks.store(false, ordering: .releasing)
-        var isCommon = state.guarded.isCommon
-        lock.unlock()
+        return state.guarded.isCommon
+    }
 
+    /// B2's second half, lock released: runs the detached blocks of this mode, puts the others
+    /// back. Returns whether any ran.
+    @discardableResult
+    func runDetachedBlocks(_ state: ModeState, _ frame: RunFrame, isCommon known: Bool) -> Bool {
+        var isCommon = known
+        // Each block runs from its place in the detached queue (no copy, so no retain and
+        // release of its closure, label and modes); survivors are swapped forward in order and
+        // the blocks that ran, now at the end, are dropped together. Only this run's frame
+        // uses this scratch queue: a nested run has a frame of its own.
         var ran = false
-        var kept = 0
-        var index = 0
-        while index < frame.scratch.pointee.blocks.count {
-            let block = frame.scratch.pointee.blocks[index]
-            index += 1
-            if block.targets(state.mode) || (block.targetsCommon && isCommonNow(state, &isCommon)) {
-                ran = true
-                callOutToBlock(block, state.mode)  // B4
-            } else {
-                frame.scratch.pointee.blocks[kept] = block
-                kept += 1
+        let kept = frame.scratch.pointee.blocks.withUnsafeMutableBufferPointer { blocks -> Int in
+            var kept = 0
+            for index in blocks.indices {
+                if blocks[index].targets(state.mode)
+                    || (blocks[index].targetsCommon && isCommonNow(state, &isCommon)) {
+                    ran = true
+                    callOutToBlock(blocks[index], state.mode)  // B4
+                } else {
+                    if kept != index { blocks.swapAt(kept, index) }
+                    kept += 1
+                }
             }
+            return kept
         }
         frame.scratch.pointee.blocks.truncate(to: kept)
 

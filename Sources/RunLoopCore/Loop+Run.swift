@@ -202,6 +202,8 @@ extension Loop {
     private func runPasses(_ state: ModeState, _ frame: RunFrame, _ timeout: RunTimeout,
                            _ stopAfterHandle: Bool, settledPort: Int32?) -> Loop.RunResult {
         let asyncPort: Int32
+        // The first pass's B3 queue, detached in L1's critical section (nil: not detached).
+        var firstBlocks: Bool?? = nil
         if let settledPort {
             asyncPort = settledPort
         } else {
@@ -210,6 +212,14 @@ extension Loop {
             if consumeStop(state, frame) { return .stopped }
             // L1: the async queue's port, under R4a's condition (-1 = none).
             asyncPort = asyncPortForRun(state, frame)
+            // Between here and the first pass's B3 nothing runs when no stale wake-up is to be
+            // drained and no BT/BS observer or sink is installed, so the queue is detached now,
+            // in this critical section (one lock round trip fewer per run). A block or an
+            // observer another thread adds meanwhile counts as added after B3 / BT, BS.
+            if !wakePending && !hasSink && state.observerMask.load(ordering: .relaxed)
+                & (Loop.Activity.beforeTimers.rawValue | Loop.Activity.beforeSources.rawValue) == 0 {
+                firstBlocks = .some(detachBlocksLocked(state, frame))
+            }
             lock.unlock()
         }
 
@@ -243,7 +253,12 @@ extension Loop {
 
             notify(.beforeTimers, state, frame)                          // L-b: only a notification
             notify(.beforeSources, state, frame)
-            doBlocks(state, frame)                                       // B3
+            if let detached = firstBlocks {                              // B3
+                firstBlocks = nil
+                if let isCommon = detached { runDetachedBlocks(state, frame, isCommon: isCommon) }
+            } else {
+                doBlocks(state, frame)
+            }
             var handled = doSources0(state, frame, stopAfterHandle: stopAfterHandle)  // S2
             if handled { doBlocks(state, frame) }                        // B3
             let poll = handled || deadline == 0                          // L-a
