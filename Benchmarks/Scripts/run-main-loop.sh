@@ -49,7 +49,7 @@ echo "$table"
 
 if [ "$docs" = 1 ]; then
     block=$(cat <<MD
-- date: $(date -u '+%Y-%m-%d %H:%M UTC'); command: \`Benchmarks/Scripts/run-main-loop.sh --docs $*\`
+- date: $(date -u '+%Y-%m-%d %H:%M UTC'); command: \`Benchmarks/Scripts/run-main-loop.sh --docs${*:+ $*}\`
 - placement: the whole process under \`taskset -c 0\` (the own-thread loop's pthread too)
 - load before: $load_before; after: $load_after
 - system calls per \`Loop.main\` pass (\`strace -f -c\`, 11,000 passes minus 1,000): $syscalls
