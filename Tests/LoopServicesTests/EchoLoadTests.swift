@@ -10,9 +10,12 @@ import Testing
 struct EchoLoadTests {
     @Test("150 clients: every byte echoed and checked, back-pressure on slow readers, vanished clients cleaned up, nothing leaks")
     func loadWithBackPressureAndVanishingClients() async {
-        // A process of its own: RSS and descriptor counts mean nothing in the shared test process,
-        // where other suites allocate and open in parallel (RSS once read +85 MiB there). Alone,
-        // the load grows RSS by about 3 MiB.
+        // A process of its own: descriptor counts mean nothing in the shared test process, where
+        // other suites open and close in parallel. RSS is printed, not bounded: freed client
+        // buffers stay in glibc's per-thread arenas, so the figure follows how many of the 150
+        // clients happened to be alive at once (+3 MiB alone, +109 MiB on a loaded CI run). Leaks
+        // are checked by the live-connection count here, by LeakSanitizer on the echo service
+        // (.ci/leak-check-echo) and by the soak's RSS after warm-up (.ci/run).
         await #expect(processExitsWith: .success) {
             var configuration = EchoConfiguration()
             configuration.readChunk = 16 * 1024
@@ -61,7 +64,7 @@ struct EchoLoadTests {
             }
             #expect(statistics.bytesEchoed >= echoed, "\(statistics)")
 
-            // Nothing left: no socket on the server's port, no server thread, RSS near where it was.
+            // Nothing left: no socket on the server's port, no server thread, no descriptor of the load.
             #expect(ProcessReadings.openSockets(port: server.port) == 0, "sockets on the server's port are still open")
             #expect(access("/proc/self/task/\(server.kernelThreadID)", F_OK) != 0, "the server thread outlived the load test")
             let residentAfter = ProcessReadings.residentBytes
@@ -73,8 +76,6 @@ struct EchoLoadTests {
             let added = descriptorsAfter.filter { descriptorsBefore[$0.key] != $0.value }
             #expect(added.count <= 1 && !added.values.contains { $0.hasPrefix("socket:") || $0.hasPrefix("pipe:") },
                     "descriptors opened during the load and still open: \(added)")
-            #expect(residentAfter - residentBefore < 16 * 1024 * 1024,
-                    "RSS grew from \(residentBefore / 1024) KiB to \(residentAfter / 1024) KiB")
         }
     }
 
