@@ -129,7 +129,8 @@ final class LoopScriptRun {
             let performed = Count()
             let index = sources.count
             let nests = script.next() % 4 == 0
-            let source = LoopSource(order: script.next() % 3, label: "s\(index)") { [unowned self] in
+            // Its perform touches this run's state: an owner-thread source (checked at each call).
+            let source = LoopSource(order: script.next() % 3, label: "s\(index)", onOwnerThreadOf: loop) { [unowned self] in
                 performed.add()
                 sources[index].pendingSignal = false
                 _ = AutoreleasePool.autorelease(Tracked())
