@@ -217,7 +217,11 @@ struct AttributionTests {
         // A 4096-byte page holds 505 entries after its 56-byte header: 1201 entries (with the
         // pool boundary) need pages 2 and 3 beyond the hot one the warm-up left.
         #expect(callout.poolPages.allocations >= 2)
-        #expect(callout.poolPages.bytes == callout.poolPages.allocations * pageSize)
+        // Each page's usable size is a fresh page's, or up to one minimum chunk (32 bytes) more
+        // when glibc hands out a free chunk it cannot split (a run once read 8240 for 2 × 4104).
+        #expect(callout.poolPages.bytes >= callout.poolPages.allocations * pageSize
+                && callout.poolPages.bytes <= callout.poolPages.allocations * (pageSize + 32),
+                "\(callout.poolPages.bytes) bytes in \(callout.poolPages.allocations) pages of \(pageSize)")
         #expect(callout.poolPages.peak >= Int64(2 * pageSize))
     }
 

@@ -178,7 +178,7 @@ final class ReportBox: @unchecked Sendable {
     }
 
     @Test func restartingGivesAFreshThreadAndStopIsPrompt() throws {
-        // A long period must not delay stop: the thread waits on a condition, not in sleep().
+        // A long period must not delay stop: the thread waits on a condition with a deadline, which stop signals.
         let monitor = try LagMonitor(clock: ManualClock(), threshold: .seconds(1), checkPeriod: .seconds(3_600))
         for _ in 0..<3 {
             monitor.startWatchdog()
