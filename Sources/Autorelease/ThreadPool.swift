@@ -306,18 +306,10 @@ enum ThreadPool {
         // Entries above the token, hottest first, as `releaseUntil` does. A release that left
         // entries behind (a deinit that autoreleased) hands the rest to `releaseUntil`, which
         // re-reads the hot page after every release.
-        var slot = hot.next
-        while slot != address {
-            slot &-= 8
-            hot.next = slot
-            let entry = hot.entry(at: slot)
-            hot.setEntry(PageLayout.scribble, at: slot)
-            if entry != Entry.boundary {
-                release(entry)
-                if hot.next != slot {
-                    releaseRest(page: hot, stop: address, state: state)
-                    break
-                }
+        while hot.next != address {
+            if !releaseHottest(of: hot) {
+                releaseRest(page: hot, stop: address, state: state)
+                break
             }
         }
         // A deinit may have filled the page and so made a child.
@@ -357,6 +349,20 @@ enum ThreadPool {
         }
     }
 
+    /// Takes the hottest entry off `page`, scribbling its slot, and releases it unless it is a
+    /// boundary. False when the release left entries behind (a deinit autoreleased), which
+    /// moved `next` again; both pop loops then re-read where they stand.
+    @inline(__always)
+    static func releaseHottest(of page: PoolPage) -> Bool {
+        let slot = page.next &- 8
+        page.next = slot
+        let entry = page.entry(at: slot)
+        page.setEntry(PageLayout.scribble, at: slot)
+        guard entry != Entry.boundary else { return true }
+        release(entry)
+        return page.next == slot
+    }
+
     /// Releases entries, hottest first, until `page.next == stop`. Re-reads the hot page every
     /// time because a release may autorelease more objects; those are released by this loop too.
     @inline(__always)
@@ -370,20 +376,13 @@ enum ThreadPool {
                 word = hot.address | ThreadWord.flags(word)
                 storeWord(word)
             }
-            let slot = hot.next &- 8
-            hot.next = slot
-            let entry = hot.entry(at: slot)
-            hot.setEntry(PageLayout.scribble, at: slot)
-            if entry != Entry.boundary {
-                release(entry)
-                // A release that left entries behind (on this page, or on a hotter one once this
-                // one filled up) moved `next`: re-read the hot page, and those entries may have
-                // raised the total above the last peak. A balanced push/pop inside a deinit
-                // leaves both as they were. (Draining the thread from a deinit is not supported.)
-                if hot.next != slot {
-                    word = loadWord()
-                    state.samplePeakEntries(word)
-                }
+            // A release that left entries behind (on this page, or on a hotter one once this one
+            // filled up) moved `next`: re-read the hot page, and those entries may have raised
+            // the total above the last peak. A balanced push/pop inside a deinit leaves both as
+            // they were. (Draining the thread from a deinit is not supported.)
+            if !releaseHottest(of: hot) {
+                word = loadWord()
+                state.samplePeakEntries(word)
             }
         }
         if ThreadWord.page(word) != page.address { storeWord(page.address | ThreadWord.flags(word)) }

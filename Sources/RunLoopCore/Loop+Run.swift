@@ -202,8 +202,8 @@ extension Loop {
     private func runPasses(_ state: ModeState, _ frame: RunFrame, _ timeout: RunTimeout,
                            _ stopAfterHandle: Bool, settledPort: Int32?) -> Loop.RunResult {
         let asyncPort: Int32
-        // The first pass's B3 queue, detached in L1's critical section (nil: not detached).
-        var firstBlocks: Bool?? = nil
+        // The first pass's B3 queue, when L1's critical section already detached it.
+        var firstBlocks = EarlyBlocks.notDetached
         if let settledPort {
             asyncPort = settledPort
         } else {
@@ -218,7 +218,7 @@ extension Loop {
             // observer another thread adds meanwhile counts as added after B3 / BT, BS.
             if !wakePending && !hasSink && state.observerMask.load(ordering: .relaxed)
                 & (Loop.Activity.beforeTimers.rawValue | Loop.Activity.beforeSources.rawValue) == 0 {
-                firstBlocks = .some(detachBlocksLocked(state, frame))
+                firstBlocks = .detached(isCommon: detachBlocksLocked(state, frame))
             }
             lock.unlock()
         }
@@ -253,10 +253,11 @@ extension Loop {
 
             notify(.beforeTimers, state, frame)                          // L-b: only a notification
             notify(.beforeSources, state, frame)
-            if let detached = firstBlocks {                              // B3
-                firstBlocks = nil
-                if let isCommon = detached { runDetachedBlocks(state, frame, isCommon: isCommon) }
-            } else {
+            switch firstBlocks {                                         // B3
+            case .detached(let isCommon):
+                firstBlocks = .notDetached
+                if let isCommon { runDetachedBlocks(state, frame, isCommon: isCommon) }
+            case .notDetached:
                 doBlocks(state, frame)
             }
             var handled = doSources0(state, frame, stopAfterHandle: stopAfterHandle)  // S2
@@ -381,4 +382,11 @@ extension Loop.Mode {
     /// characters, so a plain comparison compares their bytes on every run of the default mode.
     @inline(__always)
     var isCommonModes: Bool { self != .default && self == .common }
+}
+
+/// The first pass's B3 step of a run: still to take the block queue, or already detached in
+/// L1's critical section (`isCommon` nil: no block was queued).
+private enum EarlyBlocks {
+    case notDetached
+    case detached(isCommon: Bool?)
 }

@@ -15,12 +15,8 @@ import CLibuvPeer
 import Glibc
 import RunLoopCore
 
-/// Nanoseconds on the monotonic clock.
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    guard clock_gettime(CLOCK_MONOTONIC, &now) == 0 else { fatalError("clock_gettime failed: errno \(errno)") }
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
+/// Nanoseconds on the loop's own monotonic clock.
+func monotonicNanoseconds() -> UInt64 { MonotonicClock.shared.now.nanoseconds }
 
 /// Callouts made by the measured blocks; each loop's blocks run on that loop's thread only.
 final class CalloutTally: @unchecked Sendable {  // one thread at a time: main, or the own-loop thread while main waits in join
