@@ -90,6 +90,11 @@ let package = Package(
         // The polling pass on Loop.main, which package-benchmark cannot reach (its benchmarks
         // never run on the main thread); Scripts/run-main-loop.sh.
         .executableTarget(
+            name: "loop-scaling",
+            dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer", "CBenchSupport"],
+            path: "LoopScaling"
+        ),
+        .executableTarget(
             name: "main-loop-pass",
             dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer"],
             path: "MainLoop/MainLoopPass"

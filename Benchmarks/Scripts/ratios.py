@@ -22,7 +22,7 @@ import sys
 
 OURS = {"Loop": "Loop (RunLoopCore)", "Autorelease": "Autorelease pool", "Transactions": "Transactions",
         # a reference row: how a peer that shares nothing between threads scales on this machine
-        "libuv on 2 threads": "libuv scaling reference",
+        "libuv beside a busy libuv loop": "libuv scaling reference",
         "libuv beside 10,000 idle fds": "libuv scaling reference",
         "hand-written dirty list on 65536 nodes": "dirty list linearity reference"}
 # Peers in the order the tables list them; others follow by name.

@@ -10,7 +10,9 @@
 #    the round trips also pin their threads to CPU 0 themselves and fail if they are elsewhere;
 # 4. writes .build-results/results.md (raw), tables.md and ratios.json (for Scripts/check);
 # 5. with --docs, replaces the generated block of Docs/Benchmarks.md with the tables, the
-#    machine, the load (uptime) before and after, the placement and the date.
+#    machine, the load (uptime) before and after, the placement and the date;
+# 6. runs Scripts/run-main-loop.sh and Scripts/run-loop-scaling.sh (with --docs, they update
+#    their own blocks).
 # RUNLOOPKIT_BENCH_SECONDS shortens each benchmark's sampling (default 2 s loop, 1 s others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,17 +39,9 @@ echo "- load after (uptime): $(uptime | sed 's/.*load average: //')" | tee -a "$
 python3 Scripts/ratios.py "$out/results.md" --json "$out/ratios.json" > "$out/tables.md"
 cat "$out/tables.md"
 if [ "$docs" = 1 ]; then
-    python3 - "$out/header.md" "$out/tables.md" ../Docs/Benchmarks.md <<'PY'
-import sys
-header, tables, doc = (open(p, encoding="utf-8").read() for p in sys.argv[1:4])
-begin, end = "<!-- run-all.sh --docs: begin -->", "<!-- run-all.sh --docs: end -->"
-if begin not in doc or end not in doc:
-    sys.exit(f"Docs/Benchmarks.md lacks the markers {begin} / {end}")
-block = f"{begin}\n{header}\n{tables.replace('### ', '#### ')}\n{end}"
-doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
-open(sys.argv[3], "w", encoding="utf-8").write(doc)
-print("Docs/Benchmarks.md updated")
-PY
+    { cat "$out/header.md"; echo; sed 's/^### /#### /' "$out/tables.md"; } | python3 Scripts/replace-docs-block.py run-all.sh
 fi
-# Loop.main has a tool of its own (package-benchmark never runs on the main thread).
+# Loop.main has a tool of its own (package-benchmark never runs on the main thread), and so has
+# the drift-proof, paired measurement of loops on two CPUs.
 if [ "$docs" = 1 ]; then Scripts/run-main-loop.sh --docs; else Scripts/run-main-loop.sh; fi
+if [ "$docs" = 1 ]; then Scripts/run-loop-scaling.sh --docs; else Scripts/run-loop-scaling.sh; fi

@@ -57,16 +57,5 @@ if [ "$docs" = 1 ]; then
 $table
 MD
 )
-    python3 - "$block" <<'PY'
-import re, sys
-path = "../Docs/Benchmarks.md"
-text = open(path).read()
-begin, end = "<!-- run-main-loop.sh --docs: begin -->", "<!-- run-main-loop.sh --docs: end -->"
-if begin not in text or end not in text:
-    sys.exit("run-main-loop.sh: Docs/Benchmarks.md has no run-main-loop.sh block")
-head, rest = text.split(begin, 1)
-_, tail = rest.split(end, 1)
-open(path, "w").write(head + begin + "\n" + sys.argv[1] + "\n" + end + tail)
-PY
-    echo "Docs/Benchmarks.md updated"
+    printf '%s\n' "$block" | python3 Scripts/replace-docs-block.py run-main-loop.sh
 fi

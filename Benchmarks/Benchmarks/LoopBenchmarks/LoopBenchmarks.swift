@@ -12,7 +12,8 @@
 //   executor hop   a task awaits an actor whose executor is the loop, a SwiftNIO event loop or
 //                  a serial DispatchQueue (target: ≤ 1.0× NIO; mallocs per job).
 //   scale          10,000 idle source0s / fd sources and 100,000 armed timers beside a pass, and
-//                  2 loops on 2 threads, each against the same work without them (Scale.swift).
+//                  a second loop busy on the other CPU, each against the same work without them
+//                  (Scale.swift).
 // PollingPass.swift, SourceAndTimer.swift, RoundTrip.swift, ExecutorHop.swift and Scale.swift say
 // how each peer does the work.
 //

@@ -1,0 +1,193 @@
+// Whether a loop slows down when a second loop runs on the other CPU (issue 12, item 4: N loops
+// on N threads scale linearly), measured so that the host's slow periods cannot decide it.
+//
+// On this VM a vCPU runs ~40% slower for periods of seconds, with no steal time reported (a
+// polling pass reads ~120 ns in fast periods and ~180 ns in slow ones, in one process, with the
+// same memory layout). Two benchmarks timed seconds apart, or two threads whose slower one ends
+// the measured span, compare fast periods with slow ones. Here one thread on CPU 0 makes its
+// passes in short chunks (a few ms), alternately with a neighbour loop on CPU 1 making passes and
+// with the neighbour parked in a blocking read, in both orders; each pair of neighbouring chunks
+// gives one ratio, and the table reports the median and quartiles of those ratios. The same runs
+// on libuv, whose two loops share nothing, as the machine's own reference.
+//
+//   loop-scaling [rounds] [passes per chunk]      (default 200 rounds × 20,000 passes)
+
+import CBenchSupport
+import CLibuvPeer
+import Glibc
+import RunLoopCore
+import Synchronization
+
+/// One implementation's polling pass + 1 callout, made by the thread that created it.
+struct PassMaker {
+    /// Makes n passes; returns the callouts they made.
+    let passes: (Int) -> Int
+    let tearDown: () -> Void
+}
+
+/// Callouts of one loop's blocks; each loop's blocks run on that loop's thread only.
+final class CalloutTally: @unchecked Sendable {  // touched only by the thread whose loop it counts
+    var count = 0
+}
+
+func loopPassMaker() -> PassMaker {
+    let loop = Loop.current
+    let tally = CalloutTally()
+    let bump: @Sendable () -> Void = { tally.count &+= 1 }
+    return PassMaker(passes: { passes in
+        let before = tally.count
+        for _ in 0..<passes {
+            loop.perform(inMode: .default, label: "loop-scaling", bump)
+            loop.run(mode: .default, timeout: 0)
+        }
+        return tally.count - before
+    }, tearDown: {})
+}
+
+func libuvPassMaker() -> PassMaker {
+    guard let peer = bench_uv_polling_create(0) else { fatalError("libuv peer: set-up failed") }
+    return PassMaker(passes: { Int(bench_uv_passes(peer, $0)) }, tearDown: { bench_uv_destroy(peer) })
+}
+
+func monotonicNanoseconds() -> UInt64 { MonotonicClock.shared.now.nanoseconds }
+
+/// The neighbour on CPU 1: makes passes while `busy`, otherwise blocks reading `wake`.
+final class Neighbour: @unchecked Sendable {  // fields are atomics or set before the thread starts
+    let makePasses: @Sendable () -> PassMaker
+    let wake: Int32
+    let busy = Atomic<Bool>(false)
+    let running = Atomic<Bool>(false)
+    let quit = Atomic<Bool>(false)
+    let failures = Atomic<Int>(0)
+    private var thread = pthread_t()
+
+    init(_ makePasses: @escaping @Sendable () -> PassMaker) {
+        self.makePasses = makePasses
+        wake = bench_eventfd()
+        guard wake >= 0 else { fatalError("loop-scaling: eventfd failed, errno \(errno)") }
+        let created = pthread_create(&thread, nil, { raw in
+            Unmanaged<Neighbour>.fromOpaque(raw!).takeUnretainedValue().body()
+            return nil
+        }, Unmanaged.passUnretained(self).toOpaque())
+        guard created == 0 else { fatalError("loop-scaling: pthread_create failed: \(created)") }
+    }
+
+    private func body() {
+        guard bench_pin_current_thread(1) == 0 else { fatalError("loop-scaling: could not pin to CPU 1") }
+        let maker = makePasses()
+        defer { maker.tearDown() }
+        while !quit.load(ordering: .acquiring) {
+            if busy.load(ordering: .acquiring) {
+                if maker.passes(64) != 64 { failures.wrappingAdd(1, ordering: .relaxed) }
+                running.store(true, ordering: .releasing)
+            } else {
+                running.store(false, ordering: .releasing)
+                guard bench_eventfd_wait(wake) != 0 else { fatalError("loop-scaling: eventfd read failed, errno \(errno)") }
+            }
+        }
+    }
+
+    /// Starts the neighbour's passes and returns once it is making them.
+    func start() {
+        busy.store(true, ordering: .releasing)
+        guard bench_eventfd_post(wake) == 0 else { fatalError("loop-scaling: eventfd write failed, errno \(errno)") }
+        while !running.load(ordering: .acquiring) { sched_yield() }
+    }
+
+    /// Parks the neighbour; returns once it has stopped making passes.
+    func park() {
+        busy.store(false, ordering: .releasing)
+        while running.load(ordering: .acquiring) { sched_yield() }
+    }
+
+    func finish() {
+        quit.store(true, ordering: .releasing)
+        guard bench_eventfd_post(wake) == 0 else { fatalError("loop-scaling: eventfd write failed, errno \(errno)") }
+        pthread_join(thread, nil)
+        close(wake)
+    }
+}
+
+/// ns per pass of `passes` passes, exiting unless each made one callout.
+func timedPasses(_ maker: PassMaker, _ passes: Int, _ name: String) -> Double {
+    let start = monotonicNanoseconds()
+    let callouts = maker.passes(passes)
+    let elapsed = monotonicNanoseconds() - start
+    guard callouts == passes else { fatalError("loop-scaling: \(name) made \(callouts) callouts in \(passes) passes") }
+    return Double(elapsed) / Double(passes)
+}
+
+struct Measurement {
+    var alone: [Double] = []
+    var beside: [Double] = []
+    var ratios: [Double] = []
+}
+
+/// Alternates chunks alone and beside a busy neighbour of the same kind on the calling thread.
+func measure(_ name: String, rounds: Int, passes: Int, _ makePasses: @escaping @Sendable () -> PassMaker) -> Measurement {
+    let neighbour = Neighbour(makePasses)
+    let maker = makePasses()
+    defer { maker.tearDown() }
+    _ = timedPasses(maker, passes, name)
+    var result = Measurement()
+    for round in 0..<rounds {
+        var alone = 0.0, beside = 0.0
+        if round % 2 == 0 {
+            alone = timedPasses(maker, passes, name)
+            neighbour.start()
+            beside = timedPasses(maker, passes, name)
+            neighbour.park()
+        } else {
+            neighbour.start()
+            beside = timedPasses(maker, passes, name)
+            neighbour.park()
+            alone = timedPasses(maker, passes, name)
+        }
+        result.alone.append(alone)
+        result.beside.append(beside)
+        result.ratios.append(beside / alone)
+    }
+    neighbour.finish()
+    let failed = neighbour.failures.load(ordering: .relaxed)
+    guard failed == 0 else { fatalError("loop-scaling: \(name)'s neighbour missed callouts \(failed) times") }
+    return result
+}
+
+func quantile(_ values: [Double], _ fraction: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted[Int((Double(sorted.count - 1) * fraction).rounded())]
+}
+
+func format(_ value: Double) -> String { String(Int(value.rounded())) }
+func ratio(_ value: Double) -> String {
+    let hundredths = Int((value * 100).rounded())
+    let fraction = hundredths % 100
+    return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)×"
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let rounds = arguments.count > 0 ? Int(arguments[0]) ?? 200 : 200
+let passes = arguments.count > 1 ? Int(arguments[1]) ?? 20_000 : 20_000
+
+/// The measuring thread: a pthread pinned to CPU 0, so `Loop.current` is a loop of its own
+/// thread, not `Loop.main`.
+func measureAll(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    guard bench_pin_current_thread(0) == 0 else { fatalError("loop-scaling: could not pin to CPU 0") }
+    var rows: [String] = []
+    for (name, maker) in [("Loop", loopPassMaker as @Sendable () -> PassMaker), ("libuv", libuvPassMaker)] {
+        let measured = measure(name, rounds: rounds, passes: passes, maker)
+        rows.append("| \(name) | \(format(quantile(measured.alone, 0.5))) | \(format(quantile(measured.beside, 0.5))) | "
+            + "\(ratio(quantile(measured.ratios, 0.5))) | \(ratio(quantile(measured.ratios, 0.25)))–\(ratio(quantile(measured.ratios, 0.75))) |")
+    }
+    print("""
+        | polling pass + 1 callout on CPU 0 (\(rounds) rounds × 2 chunks of \(passes) passes) | alone, ns (median) | beside a busy loop on CPU 1, ns (median) | paired ratio, median | 25th–75th percentile |
+        |---|---:|---:|---:|---:|
+        \(rows.joined(separator: "\n"))
+        """)
+    return nil
+}
+
+var measuring = pthread_t()
+let created = pthread_create(&measuring, nil, measureAll, nil)
+guard created == 0 else { fatalError("loop-scaling: pthread_create failed: \(created)") }
+pthread_join(measuring, nil)
