@@ -92,17 +92,20 @@ public enum AutoreleasePool {
         let thread = token.thread
         let word = ThreadPool.loadWord()
         // Fast path: an empty pool on the hot page with no cached child and no tracking. One
-        // compare checks both "the token is on the hot page" and "high-water tracking is off".
+        // compare checks "the token is on the hot page", "high-water tracking is off" and "the
+        // missing-pool diagnostic is off" (with it on, a drained cold page goes away).
         let pageAddress = address & PageLayout.pageMask
-        if word & (PageLayout.pageMask | ThreadWord.highWaterMask) == pageAddress,
+        if word & (PageLayout.pageMask | ThreadWord.highWaterMask | ThreadWord.missingPoolMask) == pageAddress,
            let page = PoolPage(address: pageAddress),
            page.next == address &+ 8, page.entry(at: address) == Entry.boundary,
-           page.thread == thread, page.child == nil, address != page.begin, fastPathChecks(page)
+           page.thread == thread, page.child == nil, fastPathChecks(page)
         {
             page.setEntry(PageLayout.scribble, at: address)
             page.next = address
             return
         }
+        // A pool with something to release on the hot page: one out-of-line call, no hop.
+        if ThreadPool.popOnHotPage(address: address, thread: thread, word: word) { return }
         popSlow(address: address, thread: thread, word: word)
     }
 
@@ -117,9 +120,10 @@ public enum AutoreleasePool {
         #endif
     }
 
+    /// The pops `popOnHotPage` declined: the placeholder, then everything else.
     @usableFromInline @inline(never)
     static func popSlow(address: UInt, thread: UInt, word: UInt) {
-        if ThreadPool.popOnHotPage(address: address, thread: thread, word: word) { return }
+        if address == 1, ThreadPool.popPlaceholder(thread: thread, word: word) { return }
         popAnywhere(address: address, thread: thread, word: word)
     }
 

@@ -11,12 +11,13 @@ import Darwin
 #endif
 import CPoolThreadWord
 
-/// A key whose value mirrors the thread word. The word itself lives in a C thread-local
-/// (`rlk_pool_thread_word`, one load on the fast paths); the key exists for its destructor,
-/// which glibc calls at thread exit while the value is non-nil: it drains every pool of the
-/// exiting thread LIFO and frees all its pages.
-let hotPageKey: pthread_key_t = makeKey { value in
-    ThreadPool.threadDidExit(word: UInt(bitPattern: value))
+/// A key that is non-nil exactly while the thread has a page. The word itself lives in a C
+/// thread-local (`rlk_pool_thread_word`, one load on the fast paths; still readable while key
+/// destructors run); the key exists for its destructor, which glibc calls at thread exit while
+/// the value is non-nil: it drains every pool of the exiting thread LIFO and frees all its
+/// pages. A thread with no page, or only the placeholder, has nothing to drain.
+let hotPageKey: pthread_key_t = makeKey { _ in
+    ThreadPool.threadDidExit()
 }
 
 func makeKey(destructor: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void) -> pthread_key_t {
@@ -48,11 +49,20 @@ enum ThreadPool {
         UInt(rlk_pool_load_word())
     }
 
-    /// Stores the word in the thread-local and mirrors it in the key, so the exit destructor
-    /// runs exactly when the thread has something to drain. Slow paths only.
+    /// Stores the word in the thread-local. The key changes only when the thread gains its
+    /// first page or loses its last, so the exit destructor runs exactly when the thread has
+    /// something to drain, and a placeholder push + pop makes no call. Slow paths only.
     static func storeWord(_ word: UInt) {
+        let hadPage = rlk_pool_load_word() & PageLayout.pageMask != 0
         rlk_pool_store_word(word)
-        let status = pthread_setspecific(hotPageKey, UnsafeRawPointer(bitPattern: word))
+        let hasPage = word & PageLayout.pageMask != 0
+        if hasPage != hadPage { armExitDrain(hasPage) }
+    }
+
+    /// Sets the key to a non-nil marker (`armed`) or to nil.
+    @inline(never)
+    static func armExitDrain(_ armed: Bool) {
+        let status = pthread_setspecific(hotPageKey, armed ? UnsafeRawPointer(bitPattern: 1) : nil)
         if status != 0 {
             PoolDiagnostics.systemCallFailed("pthread_setspecific", status: status,
                                              consequence: "this thread's pools may not be drained when it exits; call AutoreleasePool.drainThread() before it does")
@@ -289,16 +299,17 @@ enum ThreadPool {
     }
 
     /// The common pop: the token is a boundary on the hot page, which has no cached child, and
-    /// high-water tracking is off. The page comes from the thread's own word, so there is no
+    /// high-water tracking and the missing-pool diagnostic are off (the outermost pool's token
+    /// is the page's first slot). The page comes from the thread's own word, so there is no
     /// walk of the chain and no thread-id call (the hot page's header names this thread); the
     /// page passes the same check as on every pop path. Returns false, having touched nothing,
     /// in every other case, which `pop(address:thread:word:)` then sorts out. Out of line and
     /// apart from `pop` so that its frame stays small.
-    @inline(never)
+    @usableFromInline @inline(never)
     static func popOnHotPage(address: UInt, thread: UInt, word: UInt) -> Bool {
-        guard word & ThreadWord.highWaterMask == 0, let hot = hotPage(word),
+        guard word & (ThreadWord.highWaterMask | ThreadWord.missingPoolMask) == 0, let hot = hotPage(word),
               address & PageLayout.pageMask == hot.address, hot.passesCheck, hot.thread == thread,
-              address > hot.begin, address < hot.next, address & 7 == 0,
+              address >= hot.begin, address < hot.next, address & 7 == 0,
               hot.entry(at: address) == Entry.boundary, hot.child == nil
         else { return false }
         let state = ThreadState.current
@@ -315,6 +326,18 @@ enum ThreadPool {
         // A deinit may have filled the page and so made a child.
         trimChildren(of: hot, state: state)
         state.publish(hot.address)
+        return true
+    }
+
+    /// Pops the placeholder pool (token 1) of a thread that has no page, which is what an
+    /// outermost push + pop that added nothing leaves: objc4's setHotPage(nil), without the
+    /// general path's token search. False, having touched nothing, in every other case.
+    @inline(__always)
+    static func popPlaceholder(thread: UInt, word: UInt) -> Bool {
+        guard word & (PageLayout.pageMask | ThreadWord.placeholderBit) == ThreadWord.placeholderBit,
+              thread == currentThreadID()
+        else { return false }
+        storeWord(flags(of: word))
         return true
     }
 
@@ -398,12 +421,14 @@ enum ThreadPool {
 
     // MARK: Thread exit (objc4 HotPageDealloc)
 
-    static func threadDidExit(word: UInt) {
+    /// The key's destructor. glibc has cleared the key; the word still names the pages. A
+    /// deinit that autoreleases with no pool left makes a new page, which sets the key again,
+    /// so glibc calls this once more (up to PTHREAD_DESTRUCTOR_ITERATIONS times).
+    static func threadDidExit() {
+        let word = loadWord()
         guard hotPage(word) != nil else { return }
-        // glibc cleared the value before calling us: re-install it for the drain.
-        storeWord(word)
         drainAndFreeAll()
-        storeWord(0)
+        rlk_pool_store_word(0)
     }
 
     /// Releases every entry of the thread, LIFO, frees every page and leaves the thread with

@@ -93,6 +93,33 @@ struct AutoreleasePoolAPITests {
         #expect(MemoryLayout<AutoreleasePool.Token>.size == 16)
     }
 
+    @Test("Popping the outermost pool of a thread whose page exists (its token the page's first slot) releases its objects, keeps the page and lets the next push reuse the slot",
+          arguments: [0, 1, 3])
+    func outermostPool(objects: Int) {
+        let log = Log()
+        let (token, pageBegin, nextToken, pagesAfterPop, pendingAfterPop) = onFreshThread { () -> (UInt, UInt, UInt, Int, Int) in
+            // The first push of a thread is objc4's placeholder; an autorelease makes the page.
+            let first = AutoreleasePool.push()
+            AutoreleasePool.autorelease(consuming: Tracked(-1, log))
+            AutoreleasePool.pop(first)
+            let token = AutoreleasePool.push()
+            let address = token.address
+            for id in 0..<objects { AutoreleasePool.autorelease(consuming: Tracked(id, log)) }
+            AutoreleasePool.pop(token)
+            let statistics = AutoreleasePool.statistics
+            let again = AutoreleasePool.push()
+            let nextAddress = again.address
+            AutoreleasePool.pop(again)
+            return (address, (address & PageLayout.pageMask) + UInt(PageLayout.headerSize), nextAddress,
+                    statistics.pages, statistics.pendingEntries)
+        }
+        #expect(log.ids == [-1] + Array((0..<objects).reversed()))
+        #expect(token == pageBegin)
+        #expect(nextToken == token)
+        #expect(pagesAfterPop == 1)
+        #expect(pendingAfterPop == 0)
+    }
+
     @Test("Released slots are scribbled with 0xA3")
     func scribble() {
         let words = onFreshThread { () -> [UInt] in

@@ -23,6 +23,33 @@ struct PoolDiagnosticsTests {
         #expect(reports.first?.message.hasSuffix(" of class MissingPoolWidget autoreleased with no pool in place - just leaking - break on objc_autoreleaseNoPool() to debug") == true)
     }
 
+    @Test("Under .diagnoseAndLeak, popping the outermost pool drops the drained cold page, so a later autorelease with no pool is reported",
+          arguments: [0, 1], [false, true])
+    func outermostPopDropsColdPage(objectsInPool: Int, pageMadeFirst: Bool) {
+        final class OutermostWidget {}
+        final class AfterPopWidget {}
+        let recorder = DiagnosticsRecorder()
+        let thread = onFreshThread { () -> UInt in
+            if pageMadeFirst {
+                // The page outlives this pool, so the next push's token is its first slot.
+                let first = AutoreleasePool.push()
+                AutoreleasePool.autorelease(consuming: OutermostWidget())
+                AutoreleasePool.pop(first)
+            }
+            AutoreleasePool.configuration.missingPool = .diagnoseAndLeak
+            let token = AutoreleasePool.push()
+            for _ in 0..<objectsInPool { AutoreleasePool.autorelease(consuming: OutermostWidget()) }
+            AutoreleasePool.pop(token)
+            AutoreleasePool.autorelease(consuming: AfterPopWidget())
+            return currentThreadID()
+        }
+        recorder.stop()
+        let mine = recorder.diagnostics(withID: "pool.missing-pool")
+            .filter { $0.message.hasPrefix("MISSING POOLS: (\(hex(thread)))") }
+        #expect(mine.count == 1)
+        #expect(mine.first?.message.hasSuffix(" of class AfterPopWidget autoreleased with no pool in place - just leaking - break on objc_autoreleaseNoPool() to debug") == true)
+    }
+
     @Test("High-water tracking with .report reports each new mark as pool.high-water")
     func highWater() {
         let recorder = DiagnosticsRecorder()

@@ -49,6 +49,28 @@ struct PoolThreadsTests {
         #expect(reads[8] == 1)
     }
 
+    @Test("The exit drain follows the thread's pages: none after placeholder pools or drainThread(), and again once a later pool makes a page")
+    func exitDrainFollowsPages() {
+        let log = Log()
+        let pagesBeforeExit = onFreshThread { () -> [Int] in
+            var pages: [Int] = []
+            for _ in 0..<3 { AutoreleasePool.pop(AutoreleasePool.push()) }   // placeholder pools
+            pages.append(AutoreleasePool.statistics.pages)
+            let first = AutoreleasePool.push()
+            AutoreleasePool.autorelease(consuming: Tracked(1, log))
+            AutoreleasePool.pop(first)
+            AutoreleasePool.drainThread()
+            pages.append(AutoreleasePool.statistics.pages)
+            _ = AutoreleasePool.push()   // left open: the exit drain releases what follows
+            AutoreleasePool.autorelease(consuming: Tracked(2, log))
+            AutoreleasePool.autorelease(consuming: Tracked(3, log))
+            pages.append(AutoreleasePool.statistics.pages)
+            return pages
+        }
+        #expect(pagesBeforeExit == [0, 0, 1])
+        #expect(log.ids == [1, 3, 2])
+    }
+
     @Test("Nested pools and cleanups on many threads, each popped by its own thread")
     func nestedOnManyThreads() {
         let counter = DeinitCounter()
