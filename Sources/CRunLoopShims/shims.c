@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CRunLoopShims.h"
+#include "fault_injection.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -24,7 +25,7 @@ static _Thread_local int rlk_fault_plan_count;
 static _Thread_local unsigned rlk_fault_counts[RLK_CALL_COUNT];
 
 // 1 with errno set when a plan says this call fails now.
-static int rlk_fault_take(int call) {
+int rlk_fault_take(int call) {
     for (int i = 0; i < rlk_fault_plan_count; i++) {
         rlk_fault_plan *plan = &rlk_fault_plans[i];
         if (plan->call != call || plan->times == 0) continue;
@@ -36,8 +37,6 @@ static int rlk_fault_take(int call) {
     }
     return 0;
 }
-#define RLK_FAULT(call) rlk_fault_take(call)
-
 int rlk_fault_inject(int call, int code, unsigned skip, unsigned times) {
     if (call < 0 || call >= RLK_CALL_COUNT || rlk_fault_plan_count == 8) return -1;
     rlk_fault_plans[rlk_fault_plan_count++] = (rlk_fault_plan){call, code, skip, times};
@@ -49,7 +48,6 @@ void rlk_fault_clear(void) {
     for (int i = 0; i < RLK_CALL_COUNT; i++) rlk_fault_counts[i] = 0;
 }
 #else
-#define RLK_FAULT(call) 0
 int rlk_fault_inject(int call, int code, unsigned skip, unsigned times) {
     (void)call; (void)code; (void)skip; (void)times;
     return -1;

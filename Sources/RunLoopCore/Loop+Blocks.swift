@@ -239,7 +239,10 @@ extension Loop {
         let port: Int32
         if isMainLoop {
             if mainQueueClauseLocked(state) {
-                if owned.dispatchFD < 0 { owned.dispatchFD = Int32(rlk_dispatch_main_queue_handle()) }
+                if owned.dispatchFD < 0 {
+                    owned.dispatchFD = Int32(rlk_dispatch_main_queue_handle())
+                    watchMainQueue()
+                }
                 port = owned.dispatchFD
             } else {
                 port = -1
@@ -293,7 +296,10 @@ extension Loop {
 
     /// The fast-path probe: is work waiting right now? Consumes the readiness.
     func asyncReadyNow() -> Bool {
-        if isMainLoop { return drainCounter(owned.dispatchFD, "the main queue's descriptor") > 0 }
+        if isMainLoop {
+            owned.mainQueueMayBeReady = false   // a poke after this read reaches the watch
+            return drainCounter(owned.dispatchFD, "the main queue's descriptor") > 0
+        }
         return lock.withLock { !guarded.asyncPending.isEmpty }
     }
 

@@ -121,13 +121,18 @@ extension Loop {
                     continue
                 case WaitToken.async:
                     if timerDue(state) { return .timer }
-                    if isMainLoop { _ = drainCounter(asyncPort, "the main queue's descriptor") }  // X1: acknowledge libdispatch's poke
+                    if isMainLoop {
+                        owned.mainQueueMayBeReady = false   // a poke after this read reaches the watch
+                        _ = drainCounter(asyncPort, "the main queue's descriptor")  // X1: acknowledge libdispatch's poke
+                    }
                     return .async
                 default:
                     if timerDue(state) { return .timer }
                     return .source(token: token, ready: ready)
                 }
             }
+            // Nothing was ready, the main queue's descriptor included when it is in the set.
+            if isMainLoop && asyncPort >= 0 { owned.mainQueueMayBeReady = false }
             if timerDue(state) { return .timer }
             if poll { return .none }
             if let virtualClock {
@@ -173,10 +178,12 @@ extension Loop {
         return true
     }
 
-    /// No port or fd source in the mode, no pending wake-up, no async work we could see. Lock held.
+    /// No port or fd source in the mode, no pending wake-up, no async work we could see (on
+    /// `Loop.main`: no poke of the main queue, see `mainQueueIdle`). Lock held.
     func isQuietLocked(_ state: ModeState, asyncPort: Int32) -> Bool {
-        !wakePending && state.guarded.ports.isEmpty && state.guarded.files.isEmpty
-            && (asyncPort < 0 || (!isMainLoop && guarded.asyncPending.isEmpty))
+        // The main queue first, so that the watch's completions are consumed on every pass.
+        let asyncQuiet = asyncPort < 0 || (isMainLoop ? mainQueueIdle() : guarded.asyncPending.isEmpty)
+        return asyncQuiet && !wakePending && state.guarded.ports.isEmpty && state.guarded.files.isEmpty
     }
 
     @inline(__always)

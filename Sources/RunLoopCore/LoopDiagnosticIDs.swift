@@ -21,4 +21,8 @@ extension DiagnosticID {
     /// it are refused with ``Loop/AddRefusal/systemCall(_:)``, a run of it returns `.finished`,
     /// and the next add or run tries to create it again.
     public static let modeUnavailable: DiagnosticID = "loop.mode-unavailable"
+    /// Information: the kernel offers no io_uring multishot poll (too old, disabled, or blocked
+    /// by seccomp), so `Loop.main` checks the main dispatch queue with one system call per
+    /// polling pass instead of reading the kernel's completion ring. Reported once.
+    public static let mainQueuePolled: DiagnosticID = "loop.main-queue-polled"
 }

@@ -38,6 +38,12 @@ struct LoopGuardedState {
 struct LoopOwnedState {
     /// Main loop: libdispatch's main-queue eventfd, fetched on first need.
     var dispatchFD: Int32 = -1
+    /// Main loop: an io_uring watch on `dispatchFD` (`rlk_readiness_ring`), so a polling pass
+    /// sees an idle main queue without a system call; nil when the kernel offers none.
+    var mainQueueWatch: OpaquePointer?
+    /// Main loop: libdispatch may have poked the main queue since a wait last found its
+    /// descriptor unreadable or drained it. Every later poke reaches the watch.
+    var mainQueueMayBeReady = true
     /// The sink and interceptor in effect for the running pass, copied from the configured ones
     /// at the start of every run and pass (`refreshInstrumentation`).
     /// Set only through `adopt(sink:interceptor:)`, which keeps `wrapsCallouts` in step.

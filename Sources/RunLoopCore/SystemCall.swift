@@ -108,7 +108,7 @@ package enum InjectedFaults {
     /// The system calls that can be made to fail.
     package enum Call: Int32, CaseIterable, Sendable {
         case epollCreate = 0, epollAdd, epollModify, epollRemove, epollWait
-        case eventfd, timerfdCreate, timerfdSettime, read, write
+        case eventfd, timerfdCreate, timerfdSettime, read, write, ringSetup
     }
 
     /// One plan: the next `times` calls of `call`, after `skip` that go through, fail with `code`.

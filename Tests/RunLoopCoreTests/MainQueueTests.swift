@@ -1,6 +1,7 @@
 import Testing
 import Dispatch
 import CRunLoopShims
+import PThreads
 @testable import RunLoopCore
 #if canImport(Glibc)
 import Glibc
@@ -15,13 +16,15 @@ import Glibc
 /// and the child's exit status reports the result.
 @Suite("MainQueue")
 struct MainQueueTests {
-    @Test("R4a L1 X4: Loop.main services DispatchQueue.main on the main thread (cases 18, 19)")
-    func realMainQueue() throws {
+    @Test("R4a L1 X4: Loop.main services DispatchQueue.main on the main thread (cases 18, 19), with the main-queue watch and without it",
+          arguments: [false, true])
+    func realMainQueue(withoutWatch: Bool) throws {
         var pid = pid_t()
         let path = "/proc/self/exe"
         var argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), nil]
         defer { for p in argv { free(p) } }
         var env: [UnsafeMutablePointer<CChar>?] = [strdup("RLK_MAIN_THREAD_PROBE=1")]
+        if withoutWatch { env.append(strdup("RLK_MAIN_THREAD_PROBE_NO_WATCH=1")) }
         var index = 0
         while let entry = environ[index] {
             env.append(strdup(entry))
@@ -50,6 +53,10 @@ public func rlkMainThreadProbe() {
             _ = line.utf8.withContiguousStorageIfAvailable { write(2, $0.baseAddress, $0.count) }
         }
     }
+    // Whether this kernel offers the io_uring watch, asked before any fault is planned.
+    let kernelHasWatch = kernelOffersReadinessRing()
+    let withoutWatch = getenv("RLK_MAIN_THREAD_PROBE_NO_WATCH") != nil
+    if withoutWatch { _ = rlk_fault_inject(Int32(RLK_CALL_RING_SETUP), ENOSYS, 0, 1) }
     let loop = Loop.main
     check(rlk_is_main_thread() == 1 && loop === Loop.current, "Loop.current is Loop.main", [])
     let trace = tracing(loop)
@@ -103,5 +110,67 @@ public func rlkMainThreadProbe() {
     check(result == .handledSource && trace.all == ["E", "BT", "BS", "BW", "AW", "timer", "BT", "BS", "q", "X"],
           "case19 fast path", trace.all)
 
+    // The main-queue watch: on when the kernel has it (and no fault refused it).
+    check(loop.watchesMainQueueWithoutSystemCalls == (kernelHasWatch && !withoutWatch),
+          "watch \(loop.watchesMainQueueWithoutSystemCalls), kernel \(kernelHasWatch), refused \(withoutWatch)", [])
+
+    // A poke of the main queue after idle polling passes is seen by the very next polling pass.
+    let delivered = PokeCount()
+    for round in 1...500 {
+        trace.reset()
+        for _ in 0..<3 {
+            let idle = loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: true)
+            check(idle == .timedOut, "idle poll \(round): \(idle)", trace.all)
+        }
+        DispatchQueue.main.async { delivered.count += 1 }
+        let served = loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: true)
+        check(served == .handledSource && delivered.count == round, "poll after poke \(round): \(served), \(delivered.count) delivered", trace.all)
+        if failures > 0 { break }
+    }
+
+    // Pokes from another thread while the main thread polls: none is lost.
+    trace.reset()
+    let posts = 2_000
+    let arrived = PokeCount()
+    let poster = startPThread {
+        for _ in 0..<posts { DispatchQueue.main.async { arrived.count += 1 } }
+    }
+    let deadline = MonotonicClock.shared.now.nanoseconds + 10_000_000_000
+    while arrived.count < posts && MonotonicClock.shared.now.nanoseconds < deadline {
+        _ = loop.run(mode: .default, timeout: 0)
+        trace.reset()
+    }
+    pthread_join(poster, nil)
+    check(arrived.count == posts, "\(arrived.count) of \(posts) main-queue blocks from another thread ran within 10 s of polling", [])
+
+    // No system call on an idle polling pass with the watch: a planned epoll_wait failure is
+    // never reached. Without it, the first idle poll reaches it (the mode then fails, so last).
+    trace.reset()
+    _ = rlk_fault_inject(Int32(RLK_CALL_EPOLL_WAIT), EBADF, 0, 1)
+    var idleResults: [Loop.RunResult] = []
+    for _ in 0..<200 { idleResults.append(loop.run(mode: .default, timeout: 0)) }
+    let reached = rlk_fault_injected(Int32(RLK_CALL_EPOLL_WAIT))
+    rlk_fault_clear()
+    if loop.watchesMainQueueWithoutSystemCalls {
+        check(reached == 0 && idleResults.allSatisfy { $0 == .timedOut }, "idle polls with the watch reached epoll_wait \(reached) times", [])
+    } else {
+        check(reached == 1 && idleResults.first == .finished, "idle polls without the watch reached epoll_wait \(reached) times, first \(idleResults.first.map { "\($0)" } ?? "none")", [])
+    }
+
     exit(failures == 0 ? 0 : 1)
+}
+
+/// Main-queue blocks counted on the main thread (the probe's passes run them there).
+private final class PokeCount: @unchecked Sendable {  // touched only by the main thread's callouts and reads
+    var count = 0
+}
+
+/// Whether `rlk_readiness_ring_create` works on this kernel, tried on an eventfd of its own.
+private func kernelOffersReadinessRing() -> Bool {
+    let fd = rlk_eventfd_create()
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    guard let ring = rlk_readiness_ring_create(fd) else { return false }
+    rlk_readiness_ring_destroy(ring)
+    return true
 }

@@ -75,7 +75,8 @@ enum {
     RLK_CALL_TIMERFD_SETTIME = 7,
     RLK_CALL_READ = 8,
     RLK_CALL_WRITE = 9,
-    RLK_CALL_COUNT = 10
+    RLK_CALL_RING_SETUP = 10,
+    RLK_CALL_COUNT = 11
 };
 /// On the calling thread only: the next `times` calls of `call` after `skip` successful ones
 /// fail with `code` instead of reaching the kernel. Returns 0, or -1 when the shims were built
@@ -85,6 +86,21 @@ int rlk_fault_inject(int call, int code, unsigned skip, unsigned times);
 unsigned rlk_fault_injected(int call);
 /// Drops the calling thread's plans and counts.
 void rlk_fault_clear(void);
+
+/// A readiness watch on one descriptor (readiness_ring.c): an io_uring multishot poll whose
+/// completions land in memory shared with the kernel, so a check costs no system call. Used by
+/// Loop.main for libdispatch's main-queue eventfd, so a polling pass with the queue idle makes
+/// no system call. Not thread-safe: one thread checks a ring.
+typedef struct rlk_readiness_ring rlk_readiness_ring;
+/// A watch on `fd` (which stays the caller's), or NULL with errno set when the kernel offers no
+/// io_uring multishot poll (ENOSYS, EPERM under seccomp or sysctl, EINVAL before 5.13).
+rlk_readiness_ring *rlk_readiness_ring_create(int fd);
+/// 1 when `fd` was woken (written to) since the last check, 0 when not: two loads, no system
+/// call. When the kernel ended the poll (its completion ring overflowed) this re-arms it with
+/// one system call and returns 1. -1 with errno set when that fails: the watch is then useless.
+int rlk_readiness_ring_check(rlk_readiness_ring *ring);
+/// Ends the watch and frees it (NULL is ignored).
+void rlk_readiness_ring_destroy(rlk_readiness_ring *ring);
 
 /// libdispatch's main-queue handle (an eventfd on Linux) and drain function, exported for
 /// CoreFoundation. Declared here so the run loop can service DispatchQueue.main as CF does.
