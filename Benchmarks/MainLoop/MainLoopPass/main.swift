@@ -2,9 +2,12 @@
 // a thread of Swift's cooperative pool, never on the main thread. This tool runs on the main
 // thread and measures, interleaved in each round (same CPU when started under `taskset -c 0`):
 //
-//   main     Loop.main: perform one block, run the default mode with timeout 0
-//   own      the same on a loop of its own thread (a pthread that waits while main measures)
-//   libuv    libuv's polling pass on the main thread (an idle handle, uv_run(UV_RUN_NOWAIT))
+//   main     Loop.main: perform one block, run the default mode with timeout 0; with 0, 2 and
+//            8 observers for every activity (the issue's hook counts)
+//   own      the same on a loop of its own thread, 0 hooks (a pthread that waits while main
+//            measures)
+//   libuv    libuv's polling pass on the main thread (an idle handle, uv_run(UV_RUN_NOWAIT)),
+//            with 0, 2 and 8 hooks (half uv_prepare_t, half uv_check_t)
 //   syscall  a bare system call (getppid), what one kernel entry costs on this machine
 //
 // `main-loop-pass [rounds] [reps] [passes]` prints one markdown table of medians (ns per pass)
@@ -105,29 +108,48 @@ let rounds = arguments.count > 0 ? Int(arguments[0]) ?? 3 : 3
 let reps = arguments.count > 1 ? Int(arguments[1]) ?? 7 : 7
 let passes = arguments.count > 2 ? Int(arguments[2]) ?? 100_000 : 100_000
 
-guard let libuv = bench_uv_polling_create(0) else { fatalError("libuv peer: set-up failed") }
+/// The hook counts of the issue's targets: observers for every activity on `Loop.main`, half
+/// `uv_prepare_t` and half `uv_check_t` handles on libuv (as in PollingPass.swift).
+let hookCounts = [0, 2, 8]
+let libuvPeers = hookCounts.map { hooks -> OpaquePointer in
+    guard let peer = bench_uv_polling_create(Int32(hooks)) else { fatalError("libuv peer with \(hooks) hooks: set-up failed") }
+    _ = libuvPasses(peer, 32)
+    return peer
+}
 _ = loopPasses(Loop.main, 32, mainTally)
-_ = libuvPasses(libuv, 32)
 
-var samples: [String: [Double]] = ["main": [], "own": [], "libuv": [], "syscall": []]
+/// Makes the passes on `Loop.main` with `hooks` observers for every activity in its default mode.
+func mainLoopPasses(hooks: Int, _ passes: Int) -> Double {
+    let observers = (0..<hooks).map { _ in LoopObserver(activities: .allActivities, label: "hook") { _, _ in } }
+    for observer in observers { Loop.main.add(observer, mode: .default) }
+    defer { for observer in observers { Loop.main.remove(observer, mode: .default) } }
+    return loopPasses(Loop.main, passes, mainTally)
+}
+
+var samples: [String: [Double]] = ["own": [], "syscall": []]
 for _ in 0..<rounds {
     for _ in 0..<reps {
-        samples["main"]!.append(loopPasses(Loop.main, passes, mainTally))
+        for (index, hooks) in hookCounts.enumerated() {
+            samples["main \(hooks)", default: []].append(mainLoopPasses(hooks: hooks, passes))
+            samples["libuv \(hooks)", default: []].append(libuvPasses(libuvPeers[index], passes))
+        }
         samples["own"]!.append(ownThreadPasses(passes))
-        samples["libuv"]!.append(libuvPasses(libuv, passes))
         samples["syscall"]!.append(bareSystemCalls(passes))
     }
 }
-bench_uv_destroy(libuv)
+for peer in libuvPeers { bench_uv_destroy(peer) }
 
-let main = median(samples["main"]!), own = median(samples["own"]!)
-let uv = median(samples["libuv"]!), syscallCost = median(samples["syscall"]!)
+let own = median(samples["own"]!), syscallCost = median(samples["syscall"]!)
+let uv = median(samples["libuv 0"]!)
+var rows: [String] = []
+for hooks in hookCounts {
+    let main = median(samples["main \(hooks)"]!), peer = median(samples["libuv \(hooks)"]!)
+    rows.append("| polling pass + 1 callout, `Loop.main`, \(hooks) hooks | \(format(main)) | \(ratio(main / peer)) (libuv \(format(peer))) |")
+}
 print("""
-    | work (median of \(rounds) rounds × \(reps) reps, \(passes) passes each) | ns per pass | ÷ libuv |
+    | work (median of \(rounds) rounds × \(reps) reps, \(passes) passes each) | ns per pass | ÷ libuv with as many hooks |
     |---|---:|---:|
-    | polling pass + 1 callout, `Loop.main` | \(format(main)) | \(ratio(main / uv)) |
-    | polling pass + 1 callout, a loop of its own thread | \(format(own)) | \(ratio(own / uv)) |
-    | polling pass + 1 callout, libuv (main thread) | \(format(uv)) | 1× |
-    | one bare system call (`getppid`) | \(format(syscallCost)) | \(ratio(syscallCost / uv)) |
-    | `Loop.main` − own-thread loop | \(format(main - own)) | |
+    \(rows.joined(separator: "\n"))
+    | polling pass + 1 callout, a loop of its own thread, 0 hooks | \(format(own)) | \(ratio(own / uv)) |
+    | one bare system call (`getppid`) | \(format(syscallCost)) | \(ratio(syscallCost / uv)) (÷ libuv, 0 hooks) |
     """)
