@@ -3,6 +3,7 @@
 // this VM's vCPU for seconds at a time, so only chunks taken milliseconds apart compare; the
 // median of many such ratios cancels that drift.
 
+import Glibc
 import LoopAllocationCounter
 
 /// The modes a round runs. `offAgain` is a second "off" chunk: its ratio to "off" is the
@@ -60,26 +61,53 @@ func checkedCountingChunk(_ work: Work, operations: Int) -> UInt64 {
     return elapsed
 }
 
-/// Warms up, then runs `rounds` rounds of one chunk per mode, the order rotated every round.
-/// Returns the samples and the sampling mode's samples taken (a sanity figure).
-func pairedRun(_ work: Work, operations: Int, rounds: Int, warmUpRounds: Int,
-               sampleInterval: UInt64) -> (samples: PairedSamples, samplesTaken: UInt64) {
-    let modes = MeasuredMode.allCases
+/// Context switches of the calling thread so far, voluntary and involuntary. A chunk during
+/// which another process ran on the CPU measured that process too.
+func contextSwitches() -> Int {
+    // RUSAGE_THREAD (1) is declared only under _GNU_SOURCE, which the Glibc module lacks.
+    let callingThread = __rusage_who_t(1)
+    var usage = rusage()
+    if getrusage(callingThread, &usage) != 0 { fail("getrusage failed: errno \(errno)") }
+    return usage.ru_nvcsw + usage.ru_nivcsw
+}
+
+/// What `pairedRun` returns: the kept rounds' samples, the rounds run, and the sampling mode's
+/// samples taken (a sanity figure).
+struct PairedRun {
     var samples = PairedSamples()
+    var roundsRun = 0
     var samplesTaken: UInt64 = 0
-    for round in 0..<(warmUpRounds + rounds) {
+}
+
+/// Warms up, then runs rounds of one chunk per mode, the order rotated every round, until
+/// `rounds` rounds ran without a context switch in any of their chunks (at most 10 × `rounds`
+/// tries; a round with a switch is dropped whole, so every kept ratio is a clean pair).
+func pairedRun(_ work: Work, operations: Int, rounds: Int, warmUpRounds: Int, sampleInterval: UInt64) -> PairedRun {
+    let modes = MeasuredMode.allCases
+    var result = PairedRun()
+    var kept = 0
+    var round = 0
+    while kept < rounds && result.roundsRun < 10 * rounds {
+        var roundSamples: [MeasuredMode: Double] = [:]
+        var switched = false
         for step in 0..<modes.count {
             let mode = modes[(round + step) % modes.count]
             mode.install(sampleInterval: sampleInterval)
             let samplesBefore = AllocationCounter.currentThread().samples
+            let switchesBefore = contextSwitches()
             let elapsed = mode == .counting ? checkedCountingChunk(work, operations: operations) : work.run(operations)
-            if mode == .sampling { samplesTaken += AllocationCounter.currentThread().samples - samplesBefore }
-            if round >= warmUpRounds {
-                samples.nanosecondsPerUnit[mode, default: []]
-                    .append(Double(elapsed) / Double(operations * work.unitsPerOperation))
-            }
+            switched = switched || contextSwitches() != switchesBefore
+            if mode == .sampling { result.samplesTaken += AllocationCounter.currentThread().samples - samplesBefore }
+            roundSamples[mode] = Double(elapsed) / Double(operations * work.unitsPerOperation)
         }
+        round += 1
+        if round <= warmUpRounds { continue }
+        result.roundsRun += 1
+        if switched { continue }
+        kept += 1
+        for (mode, value) in roundSamples { result.samples.nanosecondsPerUnit[mode, default: []].append(value) }
     }
     AllocationCounter.mode = .off
-    return (samples, samplesTaken)
+    if kept == 0 { fail("\(work.name): every round had a context switch in one of its chunks") }
+    return result
 }

@@ -31,24 +31,24 @@ func measureWorks(rounds: Int, chunkMilliseconds: Double) -> String {
     let sampleInterval = rlk_alloc_get_sample_interval()
     let works = [pollingPassWork(), borrowedObjectWork(), freshObjectPerPoolWork(), thousandFreshObjectsWork()]
     var rows: [String] = []
-    var chunkSizes: [String] = []
     for work in works {
         let operations = calibratedOperations(work, chunkNanoseconds: chunkMilliseconds * 1_000_000)
-        let (samples, samplesTaken) = pairedRun(work, operations: operations, rounds: rounds,
-                                                warmUpRounds: max(5, rounds / 20), sampleInterval: sampleInterval)
+        let run = pairedRun(work, operations: operations, rounds: rounds,
+                            warmUpRounds: max(5, rounds / 20), sampleInterval: sampleInterval)
+        let samples = run.samples, samplesTaken = run.samplesTaken
         if work.userAllocationsPerOperation > 0 && samplesTaken == 0 { fail("\(work.name): sampling mode took no sample") }
         if !work.allocatesPages && samplesTaken != 0 {
             fail("\(work.name): sampling mode took \(samplesTaken) samples in a work that allocates nothing")
         }
         let offNanoseconds = quantile(samples.nanosecondsPerUnit[.off]!, 0.5)
-        rows.append("| \(work.name) | \(fixed(offNanoseconds, 1)) | \(ratioCell(samples.ratios(.offAgain))) | "
+        let keptRounds = samples.nanosecondsPerUnit[.off]!.count
+        rows.append("| \(work.name) | \(operations) | \(keptRounds) of \(run.roundsRun) | \(fixed(offNanoseconds, 1)) | \(ratioCell(samples.ratios(.offAgain))) | "
                     + "\(ratioCell(samples.ratios(.counting))) | \(ratioCell(samples.ratios(.sampling))) |")
-        chunkSizes.append(String(operations))
     }
     return """
-        | work (\(rounds) paired rounds; operations per ~\(chunkMilliseconds) ms chunk: \(chunkSizes.joined(separator: " / "))) \
+        | work | operations per ~\(chunkMilliseconds) ms chunk | rounds kept (no context switch) \
         | off: ns per op (median) | off again ÷ off | counting ÷ off | sampling every \(sampleInterval) B ÷ off |
-        |---|---:|---:|---:|---:|
+        |---|---:|---:|---:|---:|---:|---:|
         \(rows.joined(separator: "\n"))
         """
 }

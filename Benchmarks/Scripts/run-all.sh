@@ -37,17 +37,8 @@ echo "- load after (uptime): $(uptime | sed 's/.*load average: //')" | tee -a "$
 python3 Scripts/ratios.py "$out/results.md" --json "$out/ratios.json" > "$out/tables.md"
 cat "$out/tables.md"
 if [ "$docs" = 1 ]; then
-    python3 - "$out/header.md" "$out/tables.md" ../Docs/Benchmarks.md <<'PY'
-import sys
-header, tables, doc = (open(p, encoding="utf-8").read() for p in sys.argv[1:4])
-begin, end = "<!-- run-all.sh --docs: begin -->", "<!-- run-all.sh --docs: end -->"
-if begin not in doc or end not in doc:
-    sys.exit(f"Docs/Benchmarks.md lacks the markers {begin} / {end}")
-block = f"{begin}\n{header}\n{tables.replace('### ', '#### ')}\n{end}"
-doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
-open(sys.argv[3], "w", encoding="utf-8").write(doc)
-print("Docs/Benchmarks.md updated")
-PY
+    { cat "$out/header.md"; echo; sed 's/### /#### /g' "$out/tables.md"; } > "$out/block.md"
+    python3 Scripts/replace-docs-block.py run-all.sh "$out/block.md"
 fi
 # Loop.main has a tool of its own (package-benchmark never runs on the main thread).
 if [ "$docs" = 1 ]; then Scripts/run-main-loop.sh --docs; else Scripts/run-main-loop.sh; fi

@@ -48,7 +48,7 @@ load_after=$(uptime | sed 's/.*load average: //')
 echo "$table"
 
 if [ "$docs" = 1 ]; then
-    block=$(cat <<MD
+    cat > "$out/block.md" <<MD
 - date: $(date -u '+%Y-%m-%d %H:%M UTC'); command: \`Benchmarks/Scripts/run-main-loop.sh --docs${*:+ $*}\`
 - placement: the whole process under \`taskset -c 0\` (the own-thread loop's pthread too)
 - load before: $load_before; after: $load_after
@@ -56,17 +56,5 @@ if [ "$docs" = 1 ]; then
 
 $table
 MD
-)
-    python3 - "$block" <<'PY'
-import re, sys
-path = "../Docs/Benchmarks.md"
-text = open(path).read()
-begin, end = "<!-- run-main-loop.sh --docs: begin -->", "<!-- run-main-loop.sh --docs: end -->"
-if begin not in text or end not in text:
-    sys.exit("run-main-loop.sh: Docs/Benchmarks.md has no run-main-loop.sh block")
-head, rest = text.split(begin, 1)
-_, tail = rest.split(end, 1)
-open(path, "w").write(head + begin + "\n" + sys.argv[1] + "\n" + end + tail)
-PY
-    echo "Docs/Benchmarks.md updated"
+    python3 Scripts/replace-docs-block.py run-main-loop.sh "$out/block.md"
 fi
