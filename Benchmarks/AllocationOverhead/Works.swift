@@ -31,7 +31,7 @@ struct Work {
     /// Allocations each operation makes in the user bucket (checked in counting mode).
     let userAllocationsPerOperation: Int
     /// False when nothing in the work allocates, pool pages included (sampling must take no sample).
-    var allocatesPages = true
+    var allocatesAnything = true
     let run: (_ operations: Int) -> UInt64
 }
 
@@ -40,7 +40,7 @@ func pollingPassWork() -> Work {
     let loop = Loop.current
     let bump: @Sendable () -> Void = { calloutCount &+= 1 }
     return Work(name: "polling pass + 1 callout, 0 hooks · Loop", unitsPerOperation: 1,
-                userAllocationsPerOperation: 0, allocatesPages: false) { operations in
+                userAllocationsPerOperation: 0, allocatesAnything: false) { operations in
         let before = calloutCount
         let start = monotonicNanoseconds()
         for _ in 0..<operations {
@@ -60,6 +60,8 @@ func borrowedObjectWork() -> Work {
     var objects: [Payload] = []
     return Work(name: "autorelease, borrowed object (retain + autorelease) · Autorelease", unitsPerOperation: 1,
                 userAllocationsPerOperation: 0) { operations in
+        // Grown in the first chunk, which is always "off" (round 0 starts with it), so no
+        // counted chunk sees these allocations.
         while objects.count < operations { objects.append(Payload()) }
         let token = AutoreleasePool.push()
         let pendingBefore = AutoreleasePool.statistics.pendingReleases

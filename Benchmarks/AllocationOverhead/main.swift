@@ -37,7 +37,7 @@ func measureWorks(rounds: Int, chunkMilliseconds: Double) -> String {
                             warmUpRounds: max(5, rounds / 20), sampleInterval: sampleInterval)
         let samples = run.samples, samplesTaken = run.samplesTaken
         if work.userAllocationsPerOperation > 0 && samplesTaken == 0 { fail("\(work.name): sampling mode took no sample") }
-        if !work.allocatesPages && samplesTaken != 0 {
+        if !work.allocatesAnything && samplesTaken != 0 {
             fail("\(work.name): sampling mode took \(samplesTaken) samples in a work that allocates nothing")
         }
         let offNanoseconds = quantile(samples.nanosecondsPerUnit[.off]!, 0.5)
