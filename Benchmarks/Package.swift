@@ -99,6 +99,13 @@ let package = Package(
             dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer"],
             path: "MainLoop/MainLoopPass"
         ),
+        // The allocation counter's overhead timed in pairs of chunks a few milliseconds apart
+        // in one process, the counter switched at run time; Scripts/run-allocation-overhead.sh.
+        .executableTarget(
+            name: "allocation-overhead",
+            dependencies: ["LoopAllocationCounter", "RunLoopCore", "Autorelease"].map { .product(name: $0, package: rootPackage) },
+            path: "AllocationOverhead"
+        ),
         benchmarkTarget("AutoreleaseBenchmarks", libraries: ["Autorelease"], support: ["CGNUstepPeer"]),
         benchmarkTarget("TransactionBenchmarks", libraries: ["Transactions"]),
     ],

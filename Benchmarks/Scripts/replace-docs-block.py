@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Replaces one generated block of Docs/Benchmarks.md with standard input.
+"""Replaces one generated block of Docs/Benchmarks.md with a file, or with standard input.
 
-    replace-docs-block.py NAME < block.md
+    replace-docs-block.py NAME [BLOCK_FILE]      (BLOCK_FILE absent: standard input)
 
 The block sits between the markers `<!-- NAME --docs: begin -->` and `<!-- NAME --docs: end -->`
 (NAME is the script that owns it, e.g. run-main-loop.sh). Exits 1, changing nothing, when the
@@ -14,14 +14,15 @@ DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Docs
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
     name = sys.argv[1]
     begin, end = f"<!-- {name} --docs: begin -->", f"<!-- {name} --docs: end -->"
     text = open(DOC, encoding="utf-8").read()
     if begin not in text or end not in text:
         sys.exit(f"Docs/Benchmarks.md lacks the markers {begin} / {end}")
-    block = sys.stdin.read().strip("\n")
+    source = open(sys.argv[2], encoding="utf-8") if len(sys.argv) == 3 else sys.stdin
+    block = source.read().strip("\n")
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
     open(DOC, "w", encoding="utf-8").write(f"{head}{begin}\n{block}\n{end}{tail}")

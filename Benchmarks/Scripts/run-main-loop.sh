@@ -48,7 +48,7 @@ load_after=$(uptime | sed 's/.*load average: //')
 echo "$table"
 
 if [ "$docs" = 1 ]; then
-    block=$(cat <<MD
+    cat > "$out/block.md" <<MD
 - date: $(date -u '+%Y-%m-%d %H:%M UTC'); command: \`Benchmarks/Scripts/run-main-loop.sh --docs${*:+ $*}\`
 - placement: the whole process under \`taskset -c 0\` (the own-thread loop's pthread too)
 - load before: $load_before; after: $load_after
@@ -56,6 +56,5 @@ if [ "$docs" = 1 ]; then
 
 $table
 MD
-)
-    printf '%s\n' "$block" | python3 Scripts/replace-docs-block.py run-main-loop.sh
+    python3 Scripts/replace-docs-block.py run-main-loop.sh "$out/block.md"
 fi

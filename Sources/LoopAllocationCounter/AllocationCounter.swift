@@ -20,7 +20,7 @@ import PThreads
 public enum AllocationCounter {
     /// What the counter does on each allocator call.
     public enum Mode: Sendable, Equatable {
-        /// Forwards only: `malloc` and `free` are one indirect jump to glibc, the other entry
+        /// Forwards only: `malloc` and `free` are a compare and one jump to glibc, the other entry
         /// points a load and a branch.
         case off
         /// Counts, usable bytes, live and peak bytes per thread; no lock, nothing allocated.

@@ -19,8 +19,9 @@
 extern "C" {
 #endif
 
-/// What the counter does on each call. malloc and free jump through a pointer the mode sets
-/// (off: straight to glibc, one indirect jump); the other entry points test the mode.
+/// What the counter does on each call. malloc and free take the mode's path (on x86-64 by a
+/// byte compare and a direct branch, elsewhere through a pointer the mode sets; off: the
+/// compare, then one indirect jump to glibc); the other entry points test the mode.
 typedef enum rlk_alloc_mode {
     RLK_ALLOC_OFF = 0,
     /// Counts, bytes, live and peak per thread.

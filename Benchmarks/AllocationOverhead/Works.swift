@@ -1,0 +1,113 @@
+// The four works, the same operations as the package-benchmark rows they stand for
+// (Benchmarks/LoopBenchmarks/PollingPass.swift, Benchmarks/AutoreleaseBenchmarks). Each runs a
+// chunk of `operations`, times only what the benchmark times, and checks its own result.
+
+import Autorelease
+import Glibc
+import LoopAllocationCounter
+import RunLoopCore
+
+/// Nanoseconds on `CLOCK_MONOTONIC` (the loop's clock reads it).
+func monotonicNanoseconds() -> UInt64 { MonotonicClock.shared.now.nanoseconds }
+
+/// Stops the tool with a message: a work that did not do what it should measures nothing.
+func fail(_ message: String) -> Never {
+    print("allocation-overhead: \(message)")
+    exit(1)
+}
+
+/// Callouts made by the polling pass's performed block. nonisolated(unsafe): the tool runs on
+/// one thread, and the loop calls the block out on that thread.
+nonisolated(unsafe) var calloutCount = 0
+
+/// What gets autoreleased.
+final class Payload {}
+
+/// One measured work: `run(operations)` makes one chunk and returns its measured nanoseconds.
+struct Work {
+    let name: String
+    /// Operations one figure is divided by, per chunk operation (1,000 for the 1,000-object work).
+    let unitsPerOperation: Int
+    /// Allocations each operation makes in the user bucket (checked in counting mode).
+    let userAllocationsPerOperation: Int
+    /// False when nothing in the work allocates, pool pages included (sampling must take no sample).
+    var allocatesAnything = true
+    let run: (_ operations: Int) -> UInt64
+}
+
+/// Polling pass + 1 callout, 0 hooks: perform one block, run the default mode with timeout 0.
+func pollingPassWork() -> Work {
+    let loop = Loop.current
+    let bump: @Sendable () -> Void = { calloutCount &+= 1 }
+    return Work(name: "polling pass + 1 callout, 0 hooks · Loop", unitsPerOperation: 1,
+                userAllocationsPerOperation: 0, allocatesAnything: false) { operations in
+        let before = calloutCount
+        let start = monotonicNanoseconds()
+        for _ in 0..<operations {
+            loop.perform(inMode: .default, label: "allocation-overhead", bump)
+            loop.run(mode: .default, timeout: 0)
+        }
+        let elapsed = monotonicNanoseconds() - start
+        if calloutCount - before != operations {
+            fail("polling pass: \(calloutCount - before) callouts in \(operations) passes, expected one per pass")
+        }
+        return elapsed
+    }
+}
+
+/// Autorelease of a borrowed object (the pool retains); push before and pop after are not timed.
+func borrowedObjectWork() -> Work {
+    var objects: [Payload] = []
+    return Work(name: "autorelease, borrowed object (retain + autorelease) · Autorelease", unitsPerOperation: 1,
+                userAllocationsPerOperation: 0) { operations in
+        // Grown in the first chunk, which is always "off" (round 0 starts with it), so no
+        // counted chunk sees these allocations.
+        while objects.count < operations { objects.append(Payload()) }
+        let token = AutoreleasePool.push()
+        let pendingBefore = AutoreleasePool.statistics.pendingReleases
+        let start = monotonicNanoseconds()
+        for index in 0..<operations { _ = AutoreleasePool.autorelease(objects[index]) }
+        let elapsed = monotonicNanoseconds() - start
+        let pending = AutoreleasePool.statistics.pendingReleases - pendingBefore
+        AutoreleasePool.pop(token)
+        if pending != operations { fail("borrowed object: \(pending) releases pending after \(operations) autoreleases") }
+        return elapsed
+    }
+}
+
+/// A fresh object per pool: push, allocate, autorelease, pop (the object's deallocation included).
+func freshObjectPerPoolWork() -> Work {
+    Work(name: "fresh object, push + autorelease + pop (dealloc) · Autorelease", unitsPerOperation: 1,
+         userAllocationsPerOperation: 1) { operations in
+        let pendingBefore = AutoreleasePool.statistics.pendingEntries
+        let start = monotonicNanoseconds()
+        for _ in 0..<operations {
+            let token = AutoreleasePool.push()
+            AutoreleasePool.autorelease(consuming: Payload())
+            AutoreleasePool.pop(token)
+        }
+        let elapsed = monotonicNanoseconds() - start
+        let pendingAfter = AutoreleasePool.statistics.pendingEntries
+        if pendingAfter != pendingBefore { fail("fresh object per pool: \(pendingAfter - pendingBefore) entries left pending") }
+        return elapsed
+    }
+}
+
+/// 1,000 fresh objects autoreleased, then one pop; figures are per object.
+func thousandFreshObjectsWork() -> Work {
+    let objectsPerPool = 1000
+    return Work(name: "1000 fresh objects, then one pop (dealloc) · Autorelease, per object",
+                unitsPerOperation: objectsPerPool, userAllocationsPerOperation: objectsPerPool) { operations in
+        let pendingBefore = AutoreleasePool.statistics.pendingEntries
+        let start = monotonicNanoseconds()
+        for _ in 0..<operations {
+            let token = AutoreleasePool.push()
+            for _ in 0..<objectsPerPool { AutoreleasePool.autorelease(consuming: Payload()) }
+            AutoreleasePool.pop(token)
+        }
+        let elapsed = monotonicNanoseconds() - start
+        let pendingAfter = AutoreleasePool.statistics.pendingEntries
+        if pendingAfter != pendingBefore { fail("1000 fresh objects: \(pendingAfter - pendingBefore) entries left pending") }
+        return elapsed
+    }
+}
