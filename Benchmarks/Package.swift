@@ -92,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "loop-scaling",
             dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer", "CBenchSupport"],
-            path: "LoopScaling"
+            path: "Tools/LoopScaling"
         ),
         .executableTarget(
             name: "main-loop-pass",
@@ -104,7 +104,7 @@ let package = Package(
         .executableTarget(
             name: "allocation-overhead",
             dependencies: ["LoopAllocationCounter", "RunLoopCore", "Autorelease"].map { .product(name: $0, package: rootPackage) },
-            path: "AllocationOverhead"
+            path: "Tools/AllocationOverhead"
         ),
         benchmarkTarget("AutoreleaseBenchmarks", libraries: ["Autorelease"], support: ["CGNUstepPeer"]),
         benchmarkTarget("TransactionBenchmarks", libraries: ["Transactions"]),
