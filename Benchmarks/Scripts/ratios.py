@@ -18,6 +18,7 @@ Usage:
 import json
 import os
 import re
+import statistics
 import sys
 
 OURS = {"Loop": "Loop (RunLoopCore)", "Autorelease": "Autorelease pool", "Transactions": "Transactions",
@@ -35,23 +36,36 @@ UNIT_NS = {"ns": 1, "μs": 1_000, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_0
 
 
 def parse(paths):
-    """Benchmark name -> {"ns": p50 per sample, "mallocs": (p50, p100) per sample}."""
-    results, name = {}, None
+    """Benchmark name -> {"ns": p50 per sample, "mallocs": (p50, p100) per sample}.
+
+    A benchmark measured in several rounds (run-all.sh --rounds N appends each round's output)
+    gets the median of its rounds' p50 times and mallocs, and the largest p100 of mallocs, so
+    one round that fell in a slow period of the host does not decide its ratio."""
+    rounds, name = {}, None
     for path in paths:
         with open(path, encoding="utf-8") as handle:
             for line in handle:
                 if line.startswith("### "):
                     name = line[4:].strip()
-                    results.setdefault(name, {})
+                    rounds.setdefault(name, {"ns": [], "mallocs": []})
                     continue
                 match = ROW.match(line)
                 if not match or name is None:
                     continue
                 cells = [float(c.strip()) for c in match.group(3).split("|")]
                 if match.group(1).startswith("Malloc"):
-                    results[name]["mallocs"] = (cells[2], cells[6])
+                    rounds[name]["mallocs"].append((cells[2], cells[6]))
                 else:
-                    results[name]["ns"] = cells[2] * UNIT_NS[match.group(2)]
+                    rounds[name]["ns"].append(cells[2] * UNIT_NS[match.group(2)])
+    results = {}
+    for name, measured in rounds.items():
+        results[name] = {}
+        if measured["ns"]:
+            results[name]["ns"] = statistics.median(measured["ns"])
+            results[name]["rounds"] = len(measured["ns"])
+        if measured["mallocs"]:
+            results[name]["mallocs"] = (statistics.median(m[0] for m in measured["mallocs"]),
+                                        max(m[1] for m in measured["mallocs"]))
     return results
 
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs the benchmarks beside their peers, pinned, and prints the ratio tables.
 #
-#   Scripts/run-all.sh [--docs] [package-benchmark options, e.g. --target X --filter REGEX]
+#   Scripts/run-all.sh [--docs] [--rounds N] [package-benchmark options, e.g. --target X --filter REGEX]
 #
 # 1. installs the Debian packages of the C peers if missing (install-peers.sh);
 # 2. builds the package in release mode, unpinned;
-# 3. runs `swift package benchmark` under `taskset -c 0`: the benchmark tool, every benchmark
+# 3. runs `swift package benchmark` N times (--rounds, default 1) under `taskset -c 0`; each
+#    benchmark's time is the median of its rounds (the host slows a vCPU for seconds at a time,
+#    so one round can fall in a slow period); the benchmark tool, every benchmark
 #    process and every thread they start (loop threads, libuv/GLib/NIO threads) share CPU 0;
 #    the round trips also pin their threads to CPU 0 themselves and fail if they are elsewhere;
 # 4. writes .build-results/results.md (raw), tables.md and ratios.json (for Scripts/check);
@@ -17,9 +19,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=0
+rounds=1
 args=()
-for arg in "$@"; do
-    if [ "$arg" = "--docs" ]; then docs=1; else args+=("$arg"); fi
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --docs) docs=1 ;;
+        --rounds) rounds="$2"; shift ;;
+        *) args+=("$1") ;;
+    esac
+    shift
 done
 out=.build-results
 mkdir -p "$out"
@@ -31,10 +39,15 @@ cpu=0   # must match roundTripCPU in Benchmarks/LoopBenchmarks/PinnedThread.swif
     echo "- machine: $(uname -sr), $(nproc) vCPU $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(free -g | awk '/^Mem:/ {print $2}') GiB; $(swift --version 2>&1 | grep -o 'Swift version [^ ]*' | head -1); libuv $(pkg-config --modversion libuv), GLib $(pkg-config --modversion glib-2.0), GNUstep base $(dpkg-query -W -f='${Version}' libgnustep-base-dev), SwiftNIO $(grep -A6 '"identity" : "swift-nio"' Package.resolved | sed -n 's/.*"version" : "\(.*\)".*/\1/p')"
     echo "- load before (uptime): $(uptime | sed 's/.*load average: //')"
     echo "- placement: whole run under \`taskset -c $cpu\` (benchmark tool, benchmark processes and every thread they start on CPU $cpu); round trips pin both threads to CPU $cpu"
+    echo "- rounds: $rounds (each benchmark's time is the median of its rounds' p50s; \`Scripts/ratios.py\`)"
 } > "$out/header.md"
 cat "$out/header.md"
-taskset -c "$cpu" swift package benchmark --no-progress --format markdown --scale --time-units nanoseconds \
-    ${args[@]+"${args[@]}"} > "$out/results.md" 2>&1 || { tail -20 "$out/results.md"; exit 1; }
+: > "$out/results.md"
+for round in $(seq 1 "$rounds"); do
+    taskset -c "$cpu" swift package benchmark --no-progress --format markdown --scale --time-units nanoseconds \
+        ${args[@]+"${args[@]}"} > "$out/round.md" 2>&1 || { tail -20 "$out/round.md"; exit 1; }
+    cat "$out/round.md" >> "$out/results.md"
+done
 echo "- load after (uptime): $(uptime | sed 's/.*load average: //')" | tee -a "$out/header.md"
 python3 Scripts/ratios.py "$out/results.md" --json "$out/ratios.json" > "$out/tables.md"
 cat "$out/tables.md"
