@@ -98,12 +98,17 @@ extension Loop {
 
     // MARK: Observers (O4, O5)
 
-    /// Notifies `activity` (a single bit) if the mode's mask has it (O3 gate), calling the
-    /// valid, non-firing observers of it from the run's snapshot, in order.
+    /// Notifies `activity` (a single bit): calls the valid, non-firing observers of it from the
+    /// run's snapshot, in order, when the mode holds any. O3: an activity that an observer of
+    /// the mode asked for once is still reported to an event sink after the observer left, as
+    /// CF still calls `__CFRunLoopDoObservers` with nobody to call.
     @inline(__always)
     func notify(_ activity: Loop.Activity, _ state: ModeState, _ frame: RunFrame) {
-        guard state.observerMask.load(ordering: .relaxed) & activity.rawValue != 0 else { return }
-        doObservers(activity, state, frame)
+        if state.liveObserverMask.load(ordering: .relaxed) & activity.rawValue != 0 {
+            doObservers(activity, state, frame)
+        } else if state.observerMask.load(ordering: .relaxed) & activity.rawValue != 0 && hasSink {
+            emit(.activity(activity), activity.shortName, state.mode)
+        }
     }
 
     func doObservers(_ activity: Loop.Activity, _ state: ModeState, _ frame: RunFrame) {

@@ -161,7 +161,7 @@ extension Loop {
         // that changes them happened meanwhile (`controlEpoch`); only then is the lock taken
         // again to redo them after Entry, where CF does them.
         var settledPort: Int32? = nil
-        let observed = state.observerMask.load(ordering: .relaxed)
+        let observed = state.liveObserverMask.load(ordering: .relaxed)
         // O4: the run's observer snapshot, in this critical section (the frame holds none:
         // the run that used it last dropped it).
         if observed != 0 { _ = frame.holdObserverSnapshotLocked(state) }
@@ -181,7 +181,7 @@ extension Loop {
         // R5.4; returns with the lock held.
         let result = runPasses(state, frame, timeout, stopAfterHandle, settledPort: settledPort)
         // R5.5 Exit: still this mode. Same shortcut as Entry.
-        if hasSink || state.observerMask.load(ordering: .relaxed) & Loop.Activity.exit.rawValue != 0 {
+        if hasSink || state.liveObserverMask.load(ordering: .relaxed) & Loop.Activity.exit.rawValue != 0 {
             lock.unlock()
             notify(.exit, state, frame)
             lock.lock()
@@ -216,7 +216,7 @@ extension Loop {
             // drained and no BT/BS observer or sink is installed, so the queue is detached now,
             // in this critical section (one lock round trip fewer per run). A block or an
             // observer another thread adds meanwhile counts as added after B3 / BT, BS.
-            if !wakePending && !hasSink && state.observerMask.load(ordering: .relaxed)
+            if !wakePending && !hasSink && state.liveObserverMask.load(ordering: .relaxed)
                 & (Loop.Activity.beforeTimers.rawValue | Loop.Activity.beforeSources.rawValue) == 0 {
                 firstBlocks = .detached(isCommon: detachBlocksLocked(state, frame))
             }
@@ -303,7 +303,7 @@ extension Loop {
                     lock.lock()
                     guarded.sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3
-                    if !poll && (hasSink || state.observerMask.load(ordering: .relaxed)
+                    if !poll && (hasSink || state.liveObserverMask.load(ordering: .relaxed)
                                     & Loop.Activity.afterWaiting.rawValue != 0) {
                         lock.unlock()
                         if hasSink { emit(.wake, "", state.mode) }

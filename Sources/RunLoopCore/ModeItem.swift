@@ -33,11 +33,14 @@ extension LoopObserver: ModeItem {
         state.insertSorted(self)
         state.observersChanged()
         state.observerMask.bitwiseOr(activities.rawValue, ordering: .relaxed)  // O3
+        state.liveObserverMask.bitwiseOr(activities.rawValue, ordering: .relaxed)
         return nil
     }
     func erase(from state: ModeState, of loop: Loop) {
         state.guarded.observers.removeAll { $0 === self }
         state.observersChanged()
+        let left = state.guarded.observers.reduce(UInt32(0)) { $0 | $1.activities.rawValue }
+        state.liveObserverMask.store(left, ordering: .relaxed)
     }
 }
 

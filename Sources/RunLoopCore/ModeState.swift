@@ -27,9 +27,14 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     let mode: Loop.Mode
     /// Unique for the process's lifetime: items name the modes holding them by it.
     let id = ProcessCounters.itemID()
-    /// OR of every activity ever observed in this mode; never cleared (O3). Atomic so the pass
-    /// can test it without the lock.
+    /// OR of every activity ever observed in this mode; never cleared (O3). It decides only what
+    /// an event sink is told: an activity observed once is still notified to it. Atomic so the
+    /// pass can test it without the lock.
     let observerMask = Atomic<UInt32>(0)
+    /// OR of the activities of the observers the mode holds now: widened as one joins,
+    /// recomputed as one leaves (under the loop's lock). It decides whether a pass looks for
+    /// observers to call, so a mode whose observers are gone costs a pass nothing again.
+    let liveObserverMask = Atomic<UInt32>(0)
     /// Mirror of `!signalled.isEmpty`, written under `signalLock`, so a pass with no signalled
     /// source0 takes no lock.
     let hasSignalled = Atomic<Bool>(false)

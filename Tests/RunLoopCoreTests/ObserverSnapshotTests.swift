@@ -84,4 +84,32 @@ struct ObserverSnapshotTests {
         let rebuilt = try #require(loop.lock.withLock { state.guarded.observerSnapshot })
         #expect(rebuilt !== first && rebuilt.observers.count == 2)
     }
+
+    @Test("O3 the live activity mask follows the observers (widened as one joins, narrowed as one leaves, also through .common); the sink's mask keeps every activity ever observed")
+    func maskFollowsObservers() throws {
+        let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
+        loop.add(LoopSource {}, mode: .default)
+        let entry = LoopObserver(activities: .entry) { _, _ in }
+        let waits = LoopObserver(activities: [.beforeWaiting, .afterWaiting]) { _, _ in }
+        let exit = LoopObserver(activities: .exit) { _, _ in }
+        loop.add(entry, mode: .default)
+        loop.add(waits, mode: .default)
+        loop.add(exit, mode: .common)
+        let state = try #require(loop.lock.withLock { loop.guarded.modes[.default] })
+        let all = Loop.Activity([.entry, .beforeWaiting, .afterWaiting, .exit]).rawValue
+        #expect(state.liveObserverMask.load(ordering: .relaxed) == all)
+        loop.remove(waits, mode: .default)
+        #expect(state.liveObserverMask.load(ordering: .relaxed) == Loop.Activity([.entry, .exit]).rawValue)
+        loop.remove(exit, mode: .common)
+        #expect(state.liveObserverMask.load(ordering: .relaxed) == Loop.Activity.entry.rawValue)
+        loop.remove(entry, mode: .default)
+        #expect(state.liveObserverMask.load(ordering: .relaxed) == 0)
+        #expect(state.observerMask.load(ordering: .relaxed) == all)
+        // With no observer left, a run calls nobody; an observer added later is called.
+        let log = Trace()
+        loop.add(LoopObserver(activities: .exit) { _, _ in log.add("X") }, mode: .default)
+        loop.run(mode: .default, timeout: 0)
+        #expect(log.all == ["X"])
+    }
 }
