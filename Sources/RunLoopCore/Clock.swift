@@ -106,15 +106,27 @@ public final class VirtualClock: LoopClock {
         sleepers.resume(upTo: max(seen, instant))
     }
 
-    /// Suspends the task until the clock reaches `deadline`. Cancelling the task resumes it at
-    /// once with `CancellationError`, and nothing stays registered.
+    /// Suspends the task until the clock is advanced to `deadline` (at once if it is there
+    /// already). Cancelling the task resumes it at once with `CancellationError`, and nothing
+    /// stays registered. This is the clock's `sleep(until:tolerance:)`, under the name a test
+    /// reads as "waits for virtual time", not "sleeps".
     ///
     /// ```swift
-    /// let sleeper = Task { try await clock.sleep(for: .seconds(5)) }
-    /// try clock.advance(by: .seconds(5))   // the sleeper resumes
+    /// let waiter = Task { try await clock.wait(until: clock.now.advanced(by: .seconds(5))) }
+    /// try clock.advance(by: .seconds(5))   // the waiter resumes
     /// ```
-    public func sleep(until deadline: LoopInstant, tolerance: Duration? = nil) async throws {
+    public func wait(until deadline: LoopInstant) async throws {
         try await sleepers.sleep(until: deadline.nanoseconds, clockNow: { self.nowNanoseconds })
+    }
+
+    /// ``wait(until:)`` at `duration` after now.
+    public func wait(for duration: Duration) async throws {
+        try await wait(until: now.advanced(by: duration))
+    }
+
+    /// `Clock`'s suspension: the same as ``wait(until:)``.
+    public func sleep(until deadline: LoopInstant, tolerance: Duration? = nil) async throws {
+        try await wait(until: deadline)
     }
 
     /// How many tasks are sleeping on this clock (tests: a cancelled sleep leaves none).

@@ -1,3 +1,4 @@
+import RunLoopCore
 import Testing
 import Transactions
 import Autorelease

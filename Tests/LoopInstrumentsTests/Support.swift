@@ -41,25 +41,6 @@ struct EventScript {
     func runEnd(_ result: Loop.RunResult) { recorder.record(LoopEvent(kind: .runEnd(result), label: "", mode: mode, pass: pass, time: time)) }
 }
 
-/// A clock tests set by hand, also backwards (a `VirtualClock` only moves forward).
-final class ManualClock: LoopClock, @unchecked Sendable {
-    // Sendable: guarded by `lock`.
-    private let lock = NSLock()
-    private var value: LoopInstant
-    init(_ start: LoopInstant = .zero) { value = start }
-    var now: LoopInstant { lock.withLock { value } }
-    var isVirtual: Bool { true }
-    var minimumResolution: Duration { .nanoseconds(1) }
-    func set(_ instant: LoopInstant) { lock.withLock { value = instant } }
-    func advance(milliseconds: Int64) { lock.withLock { value = value.advanced(by: .milliseconds(milliseconds)) } }
-
-    /// Nothing in these tests sleeps on this clock (they set and advance it by hand); a test
-    /// that did would need `VirtualClock`, whose sleepers resume when it is advanced.
-    func sleep(until deadline: LoopInstant, tolerance: Duration?) async throws {
-        precondition(now >= deadline, "ManualClock cannot sleep: use VirtualClock for sleeping tasks")
-    }
-}
-
 /// The instant `ms` milliseconds after the clock's origin.
 func at(ms: UInt64) -> LoopInstant { LoopInstant(nanoseconds: ms * 1_000_000) }
 

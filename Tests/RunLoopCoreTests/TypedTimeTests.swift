@@ -66,9 +66,9 @@ struct TypedTimeTests {
     @Test("a task sleeping on a VirtualClock resumes when the virtualClock reaches its deadline")
     func sleeperResumesOnAdvance() async throws {
         let virtualClock = VirtualClock()
-        // `Task.immediate` runs the task up to its first suspension before returning: the sleep
+        // `Task.immediate` runs the task up to its first suspension before returning: the wait
         // has registered on the virtualClock by then, with nothing to wait for.
-        let sleeper = Task.immediate { try await virtualClock.sleep(for: .seconds(5)) }
+        let sleeper = Task.immediate { try await virtualClock.wait(for: .seconds(5)) }
         try #require(virtualClock.sleepingTaskCount == 1, "the sleeper did not register on the clock")
         try virtualClock.advance(by: .seconds(4))
         #expect(virtualClock.sleepingTaskCount == 1)   // not due yet
@@ -77,19 +77,19 @@ struct TypedTimeTests {
         #expect(virtualClock.sleepingTaskCount == 0)
         #expect(virtualClock.now == at(ms: 5_000))
         // A deadline already reached returns at once.
-        try await virtualClock.sleep(until: at(ms: 1_000), tolerance: nil)
+        try await virtualClock.wait(until: at(ms: 1_000))
     }
 
     @Test("a cancelled sleep throws CancellationError and leaves no sleeper behind")
     func cancelledSleep() async throws {
         let virtualClock = VirtualClock()
-        let sleeper = Task { try await virtualClock.sleep(for: .seconds(60)) }
+        let sleeper = Task { try await virtualClock.wait(for: .seconds(60)) }
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }
         #expect(virtualClock.sleepingTaskCount == 0)
 
         // Cancelled after registering, too.
-        let late = Task.immediate { try await virtualClock.sleep(for: .seconds(60)) }
+        let late = Task.immediate { try await virtualClock.wait(for: .seconds(60)) }
         try #require(virtualClock.sleepingTaskCount == 1, "the sleeper did not register on the clock")
         late.cancel()
         await #expect(throws: CancellationError.self) { try await late.value }
@@ -103,7 +103,7 @@ struct TypedTimeTests {
         let resumed = Trace()
         let tasks = [3, 1, 2].map { seconds in
             Task.immediate {
-                try await virtualClock.sleep(for: .seconds(seconds))
+                try await virtualClock.wait(for: .seconds(seconds))
                 resumed.add("\(seconds)")
             }
         }

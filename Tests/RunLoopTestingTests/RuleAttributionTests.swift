@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func aWindowKeepsTheAttributionOfTheWholeTrace() {
-        let window = LoopStepSelection(kinds: [.activities], from: .activity(.beforeTimers, occurrence: 3), to: .sleep())
+        let window = LoopStepSelection(kinds: [.activities], from: .activity(.beforeTimers, occurrence: 3), to: .wake())
         let placements = LoopStepPlacement.placements(in: TraceFixture.timerSourceCommit, selection: window)
         #expect(placements.map(\.description) == [
             "beforeTimers in pass 3 — L-a: pass 2 did not wait (it handled a source0 or queued work, or the run polls), so pass 3 began at once",

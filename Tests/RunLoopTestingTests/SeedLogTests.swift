@@ -41,7 +41,7 @@ import Testing
             h.send(to: try h.addPort("__IOHIDEventSystemClientQueueCallback") { _ in events.signal() })
             h.advance(by: .milliseconds(100))
             h.expectSteps("afterWaiting · beforeTimers · beforeSources · log(dispatch_get_main_queue_1) · log(reloadData) · beforeTimers · beforeSources · beforeWaiting · log(cellForRowAtIndexPath) · afterWaiting · log(dispatch_get_main_queue_2) · beforeTimers · beforeSources · beforeWaiting",
-                          selection: LoopStepSelection(kinds: [.activities, .logs], from: .activity(.afterWaiting), to: .sleep(occurrence: 2)))
+                          selection: LoopStepSelection(kinds: [.activities, .logs], from: .activity(.afterWaiting), to: .wake(occurrence: 2)))
         }
     }
 }
