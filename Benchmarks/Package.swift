@@ -38,6 +38,12 @@ let package = Package(
     targets: [
         // Pinning and the raw eventfd/epoll floor, independent of the library's own C shims.
         .target(name: "CBenchSupport", path: "Support/CBenchSupport"),
+        // The polling pass as the benchmarks and tools run it, and the tools' table cells.
+        .target(
+            name: "BenchPasses",
+            dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer"],
+            path: "Support/BenchPasses"
+        ),
         // C peers, each a handful of functions that run N iterations of one piece of work and
         // return, so the measured loops are plain C like the peers' own users write.
         // Debian packages: libuv1-dev, libglib2.0-dev, libgnustep-base-dev (Scripts/install-peers.sh).
@@ -73,7 +79,7 @@ let package = Package(
             "LoopBenchmarks",
             libraries: ["RunLoopCore"],
             support: [
-                "CBenchSupport", "CLibuvPeer", "CGLibPeer",
+                "CBenchSupport", "CLibuvPeer", "CGLibPeer", "BenchPasses",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -87,23 +93,25 @@ let package = Package(
             dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
             path: "Echo/NIOEcho"
         ),
+        // A loop beside a busy loop on the other CPU, timed in pairs; Scripts/run-loop-scaling.sh.
+        .executableTarget(
+            name: "loop-scaling",
+            dependencies: ["BenchPasses", "CBenchSupport"],
+            path: "Tools/LoopScaling"
+        ),
         // The polling pass on Loop.main, which package-benchmark cannot reach (its benchmarks
         // never run on the main thread); Scripts/run-main-loop.sh.
         .executableTarget(
-            name: "loop-scaling",
-            dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer", "CBenchSupport"],
-            path: "Tools/LoopScaling"
-        ),
-        .executableTarget(
             name: "main-loop-pass",
-            dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer"],
+            dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer", "BenchPasses"],
             path: "MainLoop/MainLoopPass"
         ),
         // The allocation counter's overhead timed in pairs of chunks a few milliseconds apart
         // in one process, the counter switched at run time; Scripts/run-allocation-overhead.sh.
         .executableTarget(
             name: "allocation-overhead",
-            dependencies: ["LoopAllocationCounter", "RunLoopCore", "Autorelease"].map { .product(name: $0, package: rootPackage) },
+            dependencies: ["LoopAllocationCounter", "RunLoopCore", "Autorelease"].map { .product(name: $0, package: rootPackage) }
+                + ["BenchPasses"],
             path: "Tools/AllocationOverhead"
         ),
         benchmarkTarget("AutoreleaseBenchmarks", libraries: ["Autorelease"], support: ["CGNUstepPeer"]),

@@ -1,4 +1,5 @@
 import Benchmark
+import BenchPasses
 import CBenchSupport
 import CLibuvPeer
 import RunLoopCore
@@ -194,33 +195,6 @@ func registerScaleBenchmarks() {
 let libuvWithNeighbour = "libuv beside a busy libuv loop"
 let libuvBesideIdleFds = "libuv beside 10,000 idle fds"
 
-/// One thread's passes: `run(n)` makes n passes and returns the callouts they made.
-struct PassRunner {
-    let run: (Int) -> Int
-    let tearDown: () -> Void
-}
-
-/// A loop of the calling thread, each pass performing one block (made once: no context per pass).
-func loopPassRunner() -> PassRunner? {
-    let loop = Loop.current
-    let counter = LoopThreadCounter()
-    let bump: @Sendable () -> Void = { counter.count &+= 1 }
-    return PassRunner(run: { passes in
-        let before = counter.count
-        for _ in 0..<passes {
-            loop.perform(inMode: .default, label: "bench", bump)
-            loop.run(mode: .default, timeout: 0)
-        }
-        return counter.count - before
-    }, tearDown: {})
-}
-
-/// A libuv loop of the calling thread with an idle handle and no hooks (the polling pass peer).
-func libuvPassRunner() -> PassRunner? {
-    guard let peer = bench_uv_polling_create(0) else { return nil }
-    return PassRunner(run: { Int(bench_uv_passes(peer, $0)) }, tearDown: { bench_uv_destroy(peer) })
-}
-
 /// Times `benchmark.scaledIterations` passes of a loop on a thread pinned to CPU 0. With
 /// `withNeighbour`, a second loop of the same kind on a thread pinned to CPU 1 makes passes from
 /// before the measured span starts until after it ends, so the span is one loop's passes beside a
@@ -277,9 +251,4 @@ final class ThreadStart: Sendable {
     let go = Atomic<Bool>(false)
     let done = Atomic<Bool>(false)
     let failures = Atomic<Int>(0)
-}
-
-/// A callout counter owned by one loop thread (its closures run on that thread only).
-final class LoopThreadCounter: @unchecked Sendable {  // touched only by the thread that made it
-    var count = 0
 }

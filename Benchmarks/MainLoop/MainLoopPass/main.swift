@@ -14,17 +14,13 @@
 // and the ratios. `main-loop-pass --passes-only N` makes N passes on Loop.main and nothing
 // else, for `strace -c` (Scripts/run-main-loop.sh counts its system calls per pass).
 
+import BenchPasses
 import CLibuvPeer
 import Glibc
 import RunLoopCore
 
 /// Nanoseconds on the loop's own monotonic clock.
 func monotonicNanoseconds() -> UInt64 { MonotonicClock.shared.now.nanoseconds }
-
-/// Callouts made by the measured blocks; each loop's blocks run on that loop's thread only.
-final class CalloutTally: @unchecked Sendable {  // one thread at a time: main, or the own-loop thread while main waits in join
-    var count = 0
-}
 
 /// Makes `passes` polling passes on `loop` (one performed block each); ns per pass. Exits 1
 /// unless every pass made its callout.
@@ -86,17 +82,6 @@ func bareSystemCalls(_ count: Int) -> Double {
     return Double(monotonicNanoseconds() - start) / Double(count)
 }
 
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted[sorted.count / 2]
-}
-
-func format(_ value: Double) -> String {
-    value >= 100 ? String(Int(value.rounded())) : String(Double(Int(value * 10)) / 10)
-}
-
-func ratio(_ value: Double) -> String { String(Double(Int(value * 100 + 0.5)) / 100) + "×" }
-
 let arguments = Array(CommandLine.arguments.dropFirst())
 let mainTally = CalloutTally()
 if arguments.first == "--passes-only" {
@@ -144,12 +129,12 @@ let uv = median(samples["libuv 0"]!)
 var rows: [String] = []
 for hooks in hookCounts {
     let main = median(samples["main \(hooks)"]!), peer = median(samples["libuv \(hooks)"]!)
-    rows.append("| polling pass + 1 callout, `Loop.main`, \(hooks) hooks | \(format(main)) | \(ratio(main / peer)) (libuv \(format(peer))) |")
+    rows.append("| polling pass + 1 callout, `Loop.main`, \(hooks) hooks | \(nanosecondsText(main)) | \(ratioText(main / peer)) (libuv \(nanosecondsText(peer))) |")
 }
 print("""
     | work (median of \(rounds) rounds × \(reps) reps, \(passes) passes each) | ns per pass | ÷ libuv with as many hooks |
     |---|---:|---:|
     \(rows.joined(separator: "\n"))
-    | polling pass + 1 callout, a loop of its own thread, 0 hooks | \(format(own)) | \(ratio(own / uv)) |
-    | one bare system call (`getppid`) | \(format(syscallCost)) | \(ratio(syscallCost / uv)) (÷ libuv, 0 hooks) |
+    | polling pass + 1 callout, a loop of its own thread, 0 hooks | \(nanosecondsText(own)) | \(ratioText(own / uv)) |
+    | one bare system call (`getppid`) | \(nanosecondsText(syscallCost)) | \(ratioText(syscallCost / uv)) (÷ libuv, 0 hooks) |
     """)

@@ -3,6 +3,7 @@
 // this VM's vCPU for seconds at a time, so only chunks taken milliseconds apart compare; the
 // median of many such ratios cancels that drift.
 
+import BenchPasses
 import Glibc
 import LoopAllocationCounter
 
@@ -28,12 +29,6 @@ struct PairedSamples {
     func ratios(_ mode: MeasuredMode) -> [Double] {
         zip(nanosecondsPerUnit[mode] ?? [], nanosecondsPerUnit[.off] ?? []).map { $0 / $1 }
     }
-}
-
-/// The value at `fraction` (0...1) of the sorted values (nearest rank below).
-func quantile(_ values: [Double], _ fraction: Double) -> Double {
-    let sorted = values.sorted()
-    return sorted[Int(Double(sorted.count - 1) * fraction)]
 }
 
 /// Operations per chunk so that one chunk with the counter off takes about `chunkNanoseconds`.

@@ -9,6 +9,7 @@
 // ns per operation with the counter off, and per mode the median of the rounds' ratios to "off"
 // with the 25th–75th percentiles. Exits 1 when a work or the counter's figures are wrong.
 
+import BenchPasses
 import CAllocationCounter
 import LoopAllocationCounter
 

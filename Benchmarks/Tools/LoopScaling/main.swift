@@ -13,47 +13,16 @@
 //   loop-scaling [rounds] [passes per chunk]      (default 200 rounds × 20,000 passes)
 
 import CBenchSupport
-import CLibuvPeer
+import BenchPasses
 import Glibc
 import RunLoopCore
 import Synchronization
-
-/// One implementation's polling pass + 1 callout, made by the thread that created it.
-struct PassMaker {
-    /// Makes n passes; returns the callouts they made.
-    let passes: (Int) -> Int
-    let tearDown: () -> Void
-}
-
-/// Callouts of one loop's blocks; each loop's blocks run on that loop's thread only.
-final class CalloutTally: @unchecked Sendable {  // touched only by the thread whose loop it counts
-    var count = 0
-}
-
-func loopPassMaker() -> PassMaker {
-    let loop = Loop.current
-    let tally = CalloutTally()
-    let bump: @Sendable () -> Void = { tally.count &+= 1 }
-    return PassMaker(passes: { passes in
-        let before = tally.count
-        for _ in 0..<passes {
-            loop.perform(inMode: .default, label: "loop-scaling", bump)
-            loop.run(mode: .default, timeout: 0)
-        }
-        return tally.count - before
-    }, tearDown: {})
-}
-
-func libuvPassMaker() -> PassMaker {
-    guard let peer = bench_uv_polling_create(0) else { fatalError("libuv peer: set-up failed") }
-    return PassMaker(passes: { Int(bench_uv_passes(peer, $0)) }, tearDown: { bench_uv_destroy(peer) })
-}
 
 func monotonicNanoseconds() -> UInt64 { MonotonicClock.shared.now.nanoseconds }
 
 /// The neighbour on CPU 1: makes passes while `busy`, otherwise blocks reading `wake`.
 final class Neighbour: @unchecked Sendable {  // fields are atomics or set before the thread starts
-    let makePasses: @Sendable () -> PassMaker
+    let makeRunner: @Sendable () -> PassRunner?
     let wake: Int32
     let busy = Atomic<Bool>(false)
     let running = Atomic<Bool>(false)
@@ -61,8 +30,8 @@ final class Neighbour: @unchecked Sendable {  // fields are atomics or set befor
     let failures = Atomic<Int>(0)
     private var thread = pthread_t()
 
-    init(_ makePasses: @escaping @Sendable () -> PassMaker) {
-        self.makePasses = makePasses
+    init(_ makeRunner: @escaping @Sendable () -> PassRunner?) {
+        self.makeRunner = makeRunner
         wake = bench_eventfd()
         guard wake >= 0 else { fatalError("loop-scaling: eventfd failed, errno \(errno)") }
         let created = pthread_create(&thread, nil, { raw in
@@ -74,11 +43,11 @@ final class Neighbour: @unchecked Sendable {  // fields are atomics or set befor
 
     private func body() {
         guard bench_pin_current_thread(1) == 0 else { fatalError("loop-scaling: could not pin to CPU 1") }
-        let maker = makePasses()
+        guard let maker = makeRunner() else { fatalError("loop-scaling: the neighbour's loop could not be set up") }
         defer { maker.tearDown() }
         while !quit.load(ordering: .acquiring) {
             if busy.load(ordering: .acquiring) {
-                if maker.passes(64) != 64 { failures.wrappingAdd(1, ordering: .relaxed) }
+                if maker.run(64) != 64 { failures.wrappingAdd(1, ordering: .relaxed) }
                 running.store(true, ordering: .releasing)
             } else {
                 running.store(false, ordering: .releasing)
@@ -109,9 +78,9 @@ final class Neighbour: @unchecked Sendable {  // fields are atomics or set befor
 }
 
 /// ns per pass of `passes` passes, exiting unless each made one callout.
-func timedPasses(_ maker: PassMaker, _ passes: Int, _ name: String) -> Double {
+func timedPasses(_ maker: PassRunner, _ passes: Int, _ name: String) -> Double {
     let start = monotonicNanoseconds()
-    let callouts = maker.passes(passes)
+    let callouts = maker.run(passes)
     let elapsed = monotonicNanoseconds() - start
     guard callouts == passes else { fatalError("loop-scaling: \(name) made \(callouts) callouts in \(passes) passes") }
     return Double(elapsed) / Double(passes)
@@ -124,9 +93,9 @@ struct Measurement {
 }
 
 /// Alternates chunks alone and beside a busy neighbour of the same kind on the calling thread.
-func measure(_ name: String, rounds: Int, passes: Int, _ makePasses: @escaping @Sendable () -> PassMaker) -> Measurement {
-    let neighbour = Neighbour(makePasses)
-    let maker = makePasses()
+func measure(_ name: String, rounds: Int, passes: Int, _ makeRunner: @escaping @Sendable () -> PassRunner?) -> Measurement {
+    let neighbour = Neighbour(makeRunner)
+    guard let maker = makeRunner() else { fatalError("loop-scaling: \(name) could not be set up") }
     defer { maker.tearDown() }
     _ = timedPasses(maker, passes, name)
     var result = Measurement()
@@ -153,18 +122,6 @@ func measure(_ name: String, rounds: Int, passes: Int, _ makePasses: @escaping @
     return result
 }
 
-func quantile(_ values: [Double], _ fraction: Double) -> Double {
-    let sorted = values.sorted()
-    return sorted[Int((Double(sorted.count - 1) * fraction).rounded())]
-}
-
-func format(_ value: Double) -> String { String(Int(value.rounded())) }
-func ratio(_ value: Double) -> String {
-    let hundredths = Int((value * 100).rounded())
-    let fraction = hundredths % 100
-    return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)×"
-}
-
 let arguments = Array(CommandLine.arguments.dropFirst())
 let rounds = arguments.count > 0 ? Int(arguments[0]) ?? 200 : 200
 let passes = arguments.count > 1 ? Int(arguments[1]) ?? 20_000 : 20_000
@@ -174,10 +131,10 @@ let passes = arguments.count > 1 ? Int(arguments[1]) ?? 20_000 : 20_000
 func measureAll(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     guard bench_pin_current_thread(0) == 0 else { fatalError("loop-scaling: could not pin to CPU 0") }
     var rows: [String] = []
-    for (name, maker) in [("Loop", loopPassMaker as @Sendable () -> PassMaker), ("libuv", libuvPassMaker)] {
+    for (name, maker) in [("Loop", loopPassRunner as @Sendable () -> PassRunner?), ("libuv", libuvPassRunner)] {
         let measured = measure(name, rounds: rounds, passes: passes, maker)
-        rows.append("| \(name) | \(format(quantile(measured.alone, 0.5))) | \(format(quantile(measured.beside, 0.5))) | "
-            + "\(ratio(quantile(measured.ratios, 0.5))) | \(ratio(quantile(measured.ratios, 0.25)))–\(ratio(quantile(measured.ratios, 0.75))) |")
+        rows.append("| \(name) | \(nanosecondsText(quantile(measured.alone, 0.5))) | \(nanosecondsText(quantile(measured.beside, 0.5))) | "
+            + "\(ratioText(quantile(measured.ratios, 0.5))) | \(ratioText(quantile(measured.ratios, 0.25)))–\(ratioText(quantile(measured.ratios, 0.75))) |")
     }
     print("""
         | polling pass + 1 callout on CPU 0 (\(rounds) rounds × 2 chunks of \(passes) passes) | alone, ns (median) | beside a busy loop on CPU 1, ns (median) | paired ratio, median | 25th–75th percentile |
