@@ -1,6 +1,6 @@
 import RunLoopCore
 import RunLoopKit
-import Synchronization
+import PThreads
 
 /// Records a loop on a `VirtualClock` for replay: every loop event (through a `TraceRecorder`)
 /// and every input: the signals, port sends and wake-ups the loop reports
@@ -34,7 +34,7 @@ public final class ReplayRecorder: Sendable {
 
     /// The clock's reading when the recorder attached: where a replay's clock starts.
     public let clockStart: LoopInstant
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         var inputs: [(after: Int, input: ReplayInput, time: LoopInstant)] = []
@@ -77,7 +77,7 @@ public final class ReplayRecorder: Sendable {
                 initial.externalByPass[entry.pass, default: []].append(input)
             }
         }
-        state = Mutex(initial)
+        state = Locked(initial)
         // The wait tracker comes after `events`, so a wait's `sleep` entry is recorded when it runs.
         let sinks: [any LoopEventSink] = [loop.eventSink, events, WaitTracker(self)].compactMap { $0 }
         loop.eventSink = LoopEventFanout(sinks)
