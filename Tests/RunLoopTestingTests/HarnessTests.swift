@@ -101,17 +101,16 @@ import Testing
     }
 
     @Test func aReadyPipeIsHandledOnceAndClosedAtTeardown() throws {
-        var ends: (Int32, Int32) = (-1, -1)
+        var ends: [OpenFile] = []
         try LoopTestHarness.run { harness in
             let pipe = try harness.addFileSource("socket") { events in harness.log("ready \(events)") }
-            ends = (pipe.readEnd, pipe.writeEnd)
+            ends = [try #require(OpenFile(pipe.readEnd)), try #require(OpenFile(pipe.writeEnd))]
             harness.makeReady(pipe)
             #expect(harness.runUntilIdle() == 1)
             #expect(harness.runUntilIdle() == 0)   // the harness drained the pipe in the callout
             harness.expectSteps("fd(socket) · log(ready [readable])", selection: calloutsAndLogs)
         }
-        #expect(!isOpen(ends.0))
-        #expect(!isOpen(ends.1))
+        #expect(ends.count == 2 && ends.allSatisfy { !$0.isStillOpen })
     }
 
     @Test func aSourceThatSignalsItselfIsStoppedByThePassGuard() {
@@ -169,7 +168,25 @@ import Testing
     }
 }
 
-/// Whether `fd` is an open descriptor of this process.
-func isOpen(_ fd: Int32) -> Bool {
-    fd >= 0 && fcntl(fd, F_GETFD) != -1
+/// An open descriptor and the file it names. Other suites run in the same process and may get
+/// the same number once it is closed, so "still open" compares the file, not just the number.
+struct OpenFile {
+    let fd: Int32
+    let device: UInt
+    let inode: UInt
+
+    /// nil when `fd` is not open.
+    init?(_ fd: Int32) {
+        var status = stat()
+        guard fd >= 0, fstat(fd, &status) == 0 else { return nil }
+        self.fd = fd
+        device = UInt(status.st_dev)
+        inode = UInt(status.st_ino)
+    }
+
+    /// Whether `fd` still names this file.
+    var isStillOpen: Bool {
+        guard let now = OpenFile(fd) else { return false }
+        return now.device == device && now.inode == inode
+    }
 }
