@@ -261,10 +261,12 @@ extension Loop {
         var fired = false
         var index = 0
         while index < frame.scratch.pointee.timers.count {
-            let timer = frame.scratch.pointee.timers[index].timer
+            // Lent, not retained: the frame's list holds the timer until the truncate below,
+            // and a nested run has a frame of its own.
+            let timer = Unmanaged.passUnretained(frame.scratch.pointee.timers[index].timer)
             index += 1
             // The lock is held here: from the collection, or from the previous timer.
-            if doTimerLocked(timer, state, limit: now) { fired = true }
+            if timer._withUnsafeGuaranteedRef({ doTimerLocked($0, state, limit: now) }) { fired = true }
         }
         frame.scratch.pointee.timers.truncate(to: 0)
         // A fired timer re-armed its modes as it moved or left; otherwise re-arm here.
@@ -276,17 +278,28 @@ extension Loop {
     /// fired. Called and returns with the loop's lock held; the callout runs without it.
     private func doTimerLocked(_ timer: LoopTimer, _ state: ModeState, limit: UInt64) -> Bool {
         // The loop's lock, then the timer's (the lock order): one critical section checks the
-        // timer, marks it firing and re-arms its modes without it (T5.2).
-        let started: (old: UInt64, oneShot: Bool)? = timer.core.lock.withLock {
-            guard timer.core.valid, timer.fireDate <= limit, !timer.firing,
-                  timer.placements.contains(where: { $0.loopID == identity }) else { return nil }
+        // timer, marks it firing and re-arms its modes without it (T5.2). The timer's lock is
+        // lent: the caller keeps the timer, so its lock, alive, and `withLock` on the lock
+        // object would retain it around the section.
+        let timerLock = Unmanaged.passUnretained(timer.core.lock)
+        timerLock._withUnsafeGuaranteedRef { $0.lock() }
+        let started: (old: UInt64, oneShot: Bool)?
+        if timer.core.valid, timer.fireDate <= limit, !timer.firing {
             timer.firing = true
-            timer.rescheduledInCallout = false
-            for slot in timer.placements where slot.loopID == identity {
+            let held = timer.forEachSlotLocked(ofLoop: identity) { slot in
                 slot.mode._withUnsafeGuaranteedRef { $0.rearm(waiting: false) }
             }
-            return (timer.fireDate, timer.intervalNs == 0)
+            if held {
+                timer.rescheduledInCallout = false
+                started = (timer.fireDate, timer.intervalNs == 0)
+            } else {
+                timer.firing = false   // not in this loop's modes any more: nothing to fire
+                started = nil
+            }
+        } else {
+            started = nil
         }
+        timerLock._withUnsafeGuaranteedRef { $0.unlock() }
         guard let started else { return false }
         lock.unlock()
         callOut(.timer, timer.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_TIMER__(timer) }
@@ -294,9 +307,10 @@ extension Loop {
         // Catch-up coalescing on the original grid (T5.6) needs the time after the callout.
         let now = started.oneShot ? 0 : clockNanoseconds()
         lock.lock()
-        timer.core.lock.withLock {
-            timer.firing = false
-            guard timer.core.valid else { return }
+        timerLock._withUnsafeGuaranteedRef { $0.lock() }
+        defer { timerLock._withUnsafeGuaranteedRef { $0.unlock() } }
+        timer.firing = false
+        if timer.core.valid {
             if !timer.rescheduledInCallout {
                 let interval = timer.intervalNs
                 var next = started.old

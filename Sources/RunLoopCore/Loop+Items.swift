@@ -232,7 +232,7 @@ extension Loop {
     func repositionLocked(_ timer: LoopTimer) {
         let date = timer.fireDate
         let tolerance = timer.effectiveToleranceNsLocked
-        for slot in timer.placements where slot.loopID == identity {
+        _ = timer.forEachSlotLocked(ofLoop: identity) { slot in
             slot.mode._withUnsafeGuaranteedRef { state in
                 state.guarded.timers.update(at: slot.index, date: date, tolerance: tolerance)
                 state.rearm(waiting: guarded.sleeping)

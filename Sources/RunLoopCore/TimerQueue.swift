@@ -30,8 +30,10 @@ struct TimerQueueEntry {
     var tolerance: UInt64
     /// The queue's reference to the timer (it keeps the timer alive while queued).
     let timer: LoopTimer
-    /// The same timer, read without reference counting (`isEligible`).
+    /// The same timer and its core, read without reference counting (`isEligible`): loading
+    /// `timer.core` from the strong reference would retain the core on every visit.
     let unretained: Unmanaged<LoopTimer>
+    let unretainedCore: Unmanaged<ItemCore>
     /// Kept alive by `timer.placements` while the entry is queued.
     let slot: Unmanaged<TimerSlot>
 
@@ -41,6 +43,7 @@ struct TimerQueueEntry {
         self.tolerance = tolerance
         self.timer = timer
         self.unretained = Unmanaged.passUnretained(timer)
+        self.unretainedCore = Unmanaged.passUnretained(timer.core)
         self.slot = slot
     }
 
@@ -50,8 +53,12 @@ struct TimerQueueEntry {
     }
 
     /// Not firing and not invalidated (T4, T8): what the pass fires and the wake-up counts.
+    /// Static over the buffer: an instance property would copy the entry, retaining its timer.
     @inline(__always)
-    var isEligible: Bool { unretained._withUnsafeGuaranteedRef { $0.core.isValid && !$0.firing } }
+    static func isEligible(_ buffer: UnsafeBufferPointer<TimerQueueEntry>, _ index: Int) -> Bool {
+        buffer[index].unretainedCore._withUnsafeGuaranteedRef { $0.isValid }
+            && buffer[index].unretained._withUnsafeGuaranteedRef { !$0.firing }
+    }
 }
 
 /// A due timer picked by the pass, in (date, sequence) order.
@@ -119,20 +126,29 @@ struct TimerQueue {
         return entries.map(\.timer)
     }
 
+    /// The entries as a buffer, for the pass's reads. Through mutable access on purpose: the
+    /// queue lives in a class (`ModeState`), and a read-only `withUnsafeBufferPointer` would
+    /// retain the array around `body`; mutable access proves nobody else can change it, so it
+    /// costs a uniqueness check instead (the queue never shares its array).
+    @inline(__always)
+    private mutating func withEntries<R>(_ body: (UnsafeBufferPointer<TimerQueueEntry>) -> R) -> R {
+        entries.withUnsafeMutableBufferPointer { body(UnsafeBufferPointer($0)) }
+    }
+
     /// Appends every eligible timer due at `now` to `due`, in (date, sequence) order (T4).
     /// Visits the due part of the heap only.
-    func collectDue(now: UInt64, into due: inout [DueTimer]) {
-        guard !entries.isEmpty, entries.withUnsafeBufferPointer({ $0[0].date <= now }) else { return }
+    mutating func collectDue(now: UInt64, into due: inout [DueTimer]) {
+        guard let root = entries.first?.date, root <= now else { return }
         let start = due.count
-        entries.withUnsafeBufferPointer { collectDue($0, from: 0, now: now, into: &due) }
-        sortByDate(&due, from: start)
+        withEntries { Self.collectDue($0, from: 0, now: now, into: &due) }
+        Self.sortByDate(&due, from: start)
     }
 
     /// Depth-first over the entries due at `now`: a subtree whose root is not due holds none.
-    private func collectDue(_ buffer: UnsafeBufferPointer<TimerQueueEntry>, from i: Int, now: UInt64,
-                            into due: inout [DueTimer]) {
+    private static func collectDue(_ buffer: UnsafeBufferPointer<TimerQueueEntry>, from i: Int, now: UInt64,
+                                   into due: inout [DueTimer]) {
         guard i < buffer.count, buffer[i].date <= now else { return }
-        if buffer[i].isEligible {
+        if TimerQueueEntry.isEligible(buffer, i) {
             due.append(DueTimer(date: buffer[i].date, sequence: buffer[i].sequence, timer: buffer[i].timer))
         }
         collectDue(buffer, from: 2 * i + 1, now: now, into: &due)
@@ -145,9 +161,9 @@ struct TimerQueue {
     /// date still ≤ `hard`. Only timers dated ≤ the first `hard` can matter, so only those
     /// are visited; with no tolerance on the earliest timer that is its date at once.
     mutating func wakeDeadline() -> UInt64 {
-        let (found, earliestDate, earliestTolerance) = entries.withUnsafeBufferPointer { buffer in
+        let (found, earliestDate, earliestTolerance) = withEntries { buffer in
             guard !buffer.isEmpty else { return (false, UInt64.max, UInt64(0)) }
-            let index = buffer[0].isEligible ? 0 : earliestEligible(buffer)
+            let index = TimerQueueEntry.isEligible(buffer, 0) ? 0 : Self.earliestEligible(buffer)
             guard index >= 0 else { return (false, UInt64.max, UInt64(0)) }
             return (true, buffer[index].date, buffer[index].tolerance)
         }
@@ -171,16 +187,16 @@ struct TimerQueue {
 
     /// The index of the eligible entry of the least (date, sequence), or -1; it searches only
     /// below ineligible (firing or invalidated) entries.
-    private func earliestEligible(_ buffer: UnsafeBufferPointer<TimerQueueEntry>) -> Int {
+    private static func earliestEligible(_ buffer: UnsafeBufferPointer<TimerQueueEntry>) -> Int {
         var best = -1
         visitForEarliest(buffer, 0, &best)
         return best
     }
 
-    private func visitForEarliest(_ buffer: UnsafeBufferPointer<TimerQueueEntry>, _ i: Int, _ best: inout Int) {
+    private static func visitForEarliest(_ buffer: UnsafeBufferPointer<TimerQueueEntry>, _ i: Int, _ best: inout Int) {
         guard i < buffer.count else { return }
         if best >= 0 && !buffer[i].precedes(buffer[best]) { return }  // its subtree comes later still
-        if buffer[i].isEligible {
+        if TimerQueueEntry.isEligible(buffer, i) {
             best = i
             return
         }
@@ -190,13 +206,13 @@ struct TimerQueue {
 
     private mutating func collect(upTo bound: UInt64, from i: Int) {
         guard i < entries.count, entries[i].date <= bound else { return }
-        if entries[i].isEligible { group.append(entries[i]) }
+        if entries.withUnsafeBufferPointer({ TimerQueueEntry.isEligible($0, i) }) { group.append(entries[i]) }
         collect(upTo: bound, from: 2 * i + 1)
         collect(upTo: bound, from: 2 * i + 2)
     }
 
     /// Insertion sort for the usual one or two due timers; the library sort beyond that.
-    private func sortByDate(_ due: inout [DueTimer], from start: Int) {
+    private static func sortByDate(_ due: inout [DueTimer], from start: Int) {
         let count = due.count - start
         guard count > 1 else { return }
         let before: (DueTimer, DueTimer) -> Bool = { $0.date < $1.date || ($0.date == $1.date && $0.sequence < $1.sequence) }
