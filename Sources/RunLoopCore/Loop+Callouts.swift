@@ -171,12 +171,18 @@ extension Loop {
         var handled = false
         var index = 0
         while index < frame.scratch.pointee.sources.count {
-            let source = frame.scratch.pointee.sources[index].source
+            // Lent, not retained: the frame's list holds the source until the truncate below,
+            // and a nested run has a frame of its own.
+            let source = Unmanaged.passUnretained(frame.scratch.pointee.sources[index].source)
             index += 1
             // S2: still signalled? clear before the perform; perform only if still valid.
-            guard source.signalStamp.exchange(0, ordering: .acquiringAndReleasing) != 0,
-                  source.core.isValid else { continue }
-            callOut(.source0, source.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_SOURCE0_PERFORM__(source) }
+            let performed = source._withUnsafeGuaranteedRef { source -> Bool in
+                guard source.signalStamp.exchange(0, ordering: .acquiringAndReleasing) != 0,
+                      source.core.isValid else { return false }
+                callOut(.source0, source.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_SOURCE0_PERFORM__(source) }
+                return true
+            }
+            guard performed else { continue }
             handled = true  // S4: OR, never reset
             if stopAfterHandle { break }
         }

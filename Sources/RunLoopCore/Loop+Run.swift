@@ -278,7 +278,7 @@ extension Loop {
                 lock.lock()
                 let quiet = (poll || virtualClock != nil) && isQuietLocked(state, asyncPort: asyncPort)
                 let batch = state.guarded.files.count > 1
-                let armed = state.guarded.armedDeadline
+                let armed = state.armedDeadline
                 if poll && quiet {
                     // A quiet poll makes no system call: it is over within this critical
                     // section, so no other thread can tell it from no wait at all (W4), and the

@@ -71,7 +71,7 @@ extension Loop {
             } else if virtualClock != nil {
                 timeout = blockOnDescriptors ? -1 : 0
             } else {
-                if !firstWait { timerDeadline = lock.withLock { state.guarded.armedDeadline } }
+                if !firstWait { timerDeadline = lock.withLock { state.armedDeadline } }
                 let until = min(deadline, timerDeadline)
                 if until == .max {
                     timeout = -1
@@ -105,7 +105,7 @@ extension Loop {
                     let (forThisRun, armedNow) = lock.withLock { () -> (Bool, UInt64) in
                         _ = drainCounter(guarded.wakeFD, "the wake-up descriptor")
                         wakePending = false
-                        return (guarded.wakeSerial == serial, state.guarded.armedDeadline)
+                        return (guarded.wakeSerial == serial, state.armedDeadline)
                     }
                     // A wake-up decided for an earlier run whose write landed only now (see
                     // `wakeUp`) is stale: the earlier run would have dropped it (no L-g).
@@ -137,7 +137,7 @@ extension Loop {
             if poll { return .none }
             if let virtualClock {
                 if blockOnDescriptors { continue }
-                let target = min(lock.withLock { state.guarded.armedDeadline }, deadline)
+                let target = min(lock.withLock { state.armedDeadline }, deadline)
                 if target == .max {
                     blockOnDescriptors = true
                     continue
@@ -188,7 +188,7 @@ extension Loop {
 
     @inline(__always)
     func timerDue(_ state: ModeState) -> Bool {
-        let deadline = lock.withLock { state.guarded.armedDeadline }
+        let deadline = lock.withLock { state.armedDeadline }
         return deadline != .max && deadline <= clock.nowNanoseconds
     }
 }

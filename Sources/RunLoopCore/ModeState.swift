@@ -141,20 +141,29 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// joins, leaves, moves, starts or stops firing. `waiting` says the loop may be blocked
     /// in a wait right now (`Loop.sleeping`): then a real timerfd is written at once (so a timer
     /// added or moved by another thread wakes the wait on time) and a virtual waiter is told to
-    /// recompute its jump. Otherwise only `armedDeadline` changes and the loop thread writes the
-    /// timerfd before its next wait (`syncTimerFD`): firing a repeating timer moves the deadline
-    /// twice (the timer stops being eligible while it fires, then gets its next date), and a
-    /// polling pass never reads the descriptor at all, so most changes need no system call.
+    /// recompute its jump. Otherwise the deadline is only marked stale: its next reader
+    /// (`armedDeadline`) computes it, and the loop thread writes the timerfd before its next
+    /// wait (`syncTimerFD`). Firing a repeating timer moves the deadline twice (the timer stops
+    /// being eligible while it fires, then gets its next date), and a polling pass never reads
+    /// the descriptor at all, so most changes need neither a system call nor a computation.
     ///
     /// Tolerance (T8, Darwin semantics): `hard` is the earliest fire date + effective tolerance;
     /// the wake is deferred from the earliest fire date to the LATEST fire date that is still
     /// ≤ `hard`, so timers within each other's tolerance fire in one pass, and a lone timer
     /// is never delayed for nothing.
     func rearm(waiting: Bool) {
+        // Nobody waits on the set: the deadline is computed when it is next read (the pass's
+        // poll, the start of a wait), so a timer that stops being eligible as it fires and then
+        // moves costs one computation, not two. A waiting loop read it before it blocked, so
+        // it is never stale here when `waiting`.
+        guard waiting else {
+            guarded.deadlineStale = true
+            return
+        }
         let wake = guarded.timers.wakeDeadline()
-        guard wake != guarded.armedDeadline else { return }
-        guarded.armedDeadline = wake
-        guard waiting else { return }
+        guarded.deadlineStale = false
+        guard wake != guarded.computedDeadline else { return }
+        guarded.computedDeadline = wake
         let told: Bool
         if virtualClock {
             told = valueOrErrno("write(eventfd)") { rlk_eventfd_signal(timerFD) }
@@ -180,12 +189,24 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// Returns false when arming failed (reported; the next call tries again).
     @inline(__always) @discardableResult
     func syncTimerFD() -> Bool {
-        guard !virtualClock, guarded.kernelDeadline != guarded.armedDeadline else { return true }
+        guard !virtualClock else { return true }
+        let deadline = armedDeadline
+        guard guarded.kernelDeadline != deadline else { return true }
         guard valueOrErrno("timerfd_settime", {
-            rlk_timerfd_arm(timerFD, guarded.armedDeadline == .max ? 0 : max(guarded.armedDeadline, 1))
+            rlk_timerfd_arm(timerFD, deadline == .max ? 0 : max(deadline, 1))
         }).reportingFailure(.systemCallFailed, "arming the timer descriptor of mode '\(mode)'") != nil else { return false }
-        guarded.kernelDeadline = guarded.armedDeadline
+        guarded.kernelDeadline = deadline
         return true
+    }
+
+    /// When the mode's timer descriptor fires (`.max` = disarmed; T3, T8), recomputed first
+    /// when a change left it stale (`rearm`). Lock held.
+    var armedDeadline: UInt64 {
+        if guarded.deadlineStale {
+            guarded.deadlineStale = false
+            guarded.computedDeadline = guarded.timers.wakeDeadline()
+        }
+        return guarded.computedDeadline
     }
 
     /// Inserts `observer` after the last observer with `order <= observer.order` (O1). Lock held.
@@ -215,8 +236,12 @@ struct ModeGuardedState {
     var observerSnapshot: ObserverSnapshot?
     /// Ordered by fire date, ties in insertion order (T2); see `TimerQueue`.
     var timers = TimerQueue()
-    /// When the mode's timer descriptor fires (`.max` = disarmed); see `rearm` (T3, T8).
-    var armedDeadline: UInt64 = .max
+    /// When the mode's timer descriptor fires (`.max` = disarmed), as last computed: read it
+    /// as `ModeState.armedDeadline`, which first recomputes it when it is stale (T3, T8).
+    var computedDeadline: UInt64 = .max
+    /// A timer joined, left, moved, started or stopped firing since `computedDeadline` was
+    /// computed, while nobody waited on the set (see `ModeState.rearm`).
+    var deadlineStale = false
     /// The async queue's descriptor while it is in `epollFD`, else -1 (L1, see
     /// `Loop.asyncPortForRun`). Loop thread, under the lock.
     var asyncInSet: Int32 = -1

@@ -3,7 +3,11 @@
 // thread and measures, interleaved in each round (same CPU when started under `taskset -c 0`):
 //
 //   main     Loop.main: perform one block, run the default mode with timeout 0; with 0, 2 and
-//            8 observers for every activity (the issue's hook counts)
+//            8 observers for every activity (the issue's hook counts: each observer is called
+//            4 times in a polling pass, entry, before timers, before sources and exit)
+//   main, one callout per hook
+//            the same with 2 and 8 observers that are each called once per pass, half on
+//            before-timers and half on before-sources: as many hook callouts as libuv makes
 //   own      the same on a loop of its own thread, 0 hooks (a pthread that waits while main
 //            measures)
 //   libuv    libuv's polling pass on the main thread (an idle handle, uv_run(UV_RUN_NOWAIT)),
@@ -111,12 +115,36 @@ func mainLoopPasses(hooks: Int, _ passes: Int) -> Double {
     return loopPasses(Loop.main, passes, mainTally)
 }
 
+/// Makes the passes on `Loop.main` with `hooks` observers that are each called once per
+/// pass, half before the timers and half before the sources (libuv's half prepare, half check).
+/// Exits 1 unless every observer was called exactly once per pass.
+func mainLoopPassesOneCalloutPerHook(hooks: Int, _ passes: Int) -> Double {
+    let hookTally = CalloutTally()
+    let observers = (0..<hooks).map { index in
+        LoopObserver(activities: index % 2 == 0 ? .beforeTimers : .beforeSources, label: "hook") { _, _ in
+            hookTally.count &+= 1
+        }
+    }
+    for observer in observers { Loop.main.add(observer, mode: .default) }
+    defer { for observer in observers { Loop.main.remove(observer, mode: .default) } }
+    let result = loopPasses(Loop.main, passes, mainTally)
+    guard hookTally.count == hooks * passes else {
+        print("main-loop-pass: \(hookTally.count) hook callouts in \(passes) passes with \(hooks) hooks, expected one per hook per pass")
+        exit(1)
+    }
+    return result
+}
+let oneCalloutHookCounts = [2, 8]
+
 var samples: [String: [Double]] = ["own": [], "syscall": []]
 for _ in 0..<rounds {
     for _ in 0..<reps {
         for (index, hooks) in hookCounts.enumerated() {
             samples["main \(hooks)", default: []].append(mainLoopPasses(hooks: hooks, passes))
             samples["libuv \(hooks)", default: []].append(libuvPasses(libuvPeers[index], passes))
+        }
+        for hooks in oneCalloutHookCounts {
+            samples["main once \(hooks)", default: []].append(mainLoopPassesOneCalloutPerHook(hooks: hooks, passes))
         }
         samples["own"]!.append(ownThreadPasses(passes))
         samples["syscall"]!.append(bareSystemCalls(passes))
@@ -130,6 +158,10 @@ var rows: [String] = []
 for hooks in hookCounts {
     let main = median(samples["main \(hooks)"]!), peer = median(samples["libuv \(hooks)"]!)
     rows.append("| polling pass + 1 callout, `Loop.main`, \(hooks) hooks | \(nanosecondsText(main)) | \(ratioText(main / peer)) (libuv \(nanosecondsText(peer))) |")
+}
+for hooks in oneCalloutHookCounts {
+    let main = median(samples["main once \(hooks)"]!), peer = median(samples["libuv \(hooks)"]!)
+    rows.append("| polling pass + 1 callout, `Loop.main`, \(hooks) hooks called once per pass (as libuv's) | \(nanosecondsText(main)) | \(ratioText(main / peer)) (libuv \(nanosecondsText(peer))) |")
 }
 print("""
     | work (median of \(rounds) rounds × \(reps) reps, \(passes) passes each) | ns per pass | ÷ libuv with as many hooks |
