@@ -36,25 +36,6 @@ public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded
     /// One slot per mode holding the timer (`TimerQueue`), under `core.lock`.
     /// `@exclusivity(unchecked)`: the lock serialises access; every fire reads it twice.
     @exclusivity(unchecked) var placements: [TimerSlot] = []
-
-    /// Calls `body` with each of the timer's slots in the modes of the loop `loopID`, and
-    /// returns whether there was one. The slots are lent, not retained: `placements` holds
-    /// them, and `body` must not change it. Call with `core.lock` held. Mutable access, so
-    /// that the array is not retained around `body` (it is never shared: no copy is made).
-    @inline(__always)
-    func forEachSlotLocked(ofLoop loopID: UInt64, _ body: (TimerSlot) -> Void) -> Bool {
-        placements.withUnsafeMutableBufferPointer { slots in
-            var found = false
-            for index in slots.indices {
-                Unmanaged.passUnretained(slots[index])._withUnsafeGuaranteedRef { slot in
-                    guard slot.loopID == loopID else { return }
-                    found = true
-                    body(slot)
-                }
-            }
-            return found
-        }
-    }
     /// `setNextFireDate` was called during the callout: keep that date (T5).
     var rescheduledInCallout = false
 
@@ -141,6 +122,25 @@ public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded
     /// The tolerance the loop applies, in nanoseconds. Call with core.lock held.
     var effectiveToleranceNsLocked: UInt64 {
         intervalNs > 0 ? min(toleranceNs, intervalNs / 2) : toleranceNs
+    }
+
+    /// Calls `body` with each of the timer's slots in the modes of the loop `loopID`, and
+    /// returns whether there was one. The slots are lent, not retained: `placements` holds
+    /// them, and `body` must not change it. Call with `core.lock` held. Mutable access, so
+    /// that the array is not retained around `body` (it is never shared: no copy is made).
+    @inline(__always)
+    func forEachSlotLocked(ofLoop loopID: UInt64, _ body: (TimerSlot) -> Void) -> Bool {
+        placements.withUnsafeMutableBufferPointer { slots in
+            var found = false
+            for index in slots.indices {
+                Unmanaged.passUnretained(slots[index])._withUnsafeGuaranteedRef { slot in
+                    guard slot.loopID == loopID else { return }
+                    found = true
+                    body(slot)
+                }
+            }
+            return found
+        }
     }
 
     public var isValid: Bool { core.isValid }

@@ -92,6 +92,39 @@ struct TimerRules {
         #expect(seen == [at(ms: 10), at(ms: 50)])
     }
 
+    @Test("T3, T5 a firing timer does not wake a nested run of its own mode; the next timer wakes it on time")
+    func firingTimerAndNestedRun() throws {
+        let (loop, clock) = virtualLoop()
+        defer { loop.tearDown() }
+        var nestedResults: [Loop.RunResult] = []
+        var nestedEnds: [LoopInstant] = []
+        var laterFires: [LoopInstant] = []
+        var waits = 0
+        // What this test looks for would otherwise hang: a nested run that keeps waking for the
+        // firing timer never reaches its timeout on the virtual clock. Stop it instead.
+        let waitGuard = LoopObserver(activities: .beforeWaiting, label: "wait guard", loop.ownerThreadCallout { _, _ in
+            waits += 1
+            if waits > 20 { loop.stop() }
+        })
+        loop.add(waitGuard, mode: .default)
+        let firing = try LoopTimer(fireAt: at(ms: 10), interval: .milliseconds(100), label: "firing", loop.ownerThreadCallout { _ in
+            guard nestedResults.isEmpty else { return }
+            nestedResults.append(loop.run(mode: .default, timeout: 0.05))
+            nestedEnds.append(clock.now)
+        })
+        let later = try LoopTimer(fireAt: at(ms: 25), label: "later", loop.ownerThreadCallout { _ in laterFires.append(clock.now) })
+        loop.add(firing, mode: .default)
+        loop.add(later, mode: .default)
+        #expect(loop.run(mode: .default, timeout: 0.08) == .timedOut)
+        #expect(laterFires == [at(ms: 25)], "the nested run fires the later timer at its date")
+        #expect(nestedResults == [.timedOut], "the nested run waits out its timeout, never woken by the firing timer")
+        #expect(nestedEnds == [at(ms: 60)])
+        #expect(firing.nextFireDate == at(ms: 110), "after the callout the timer moves on its grid past the nested run")
+        // The outer run waits to 10 ms and to 80 ms, the nested one to 25 ms and to 60 ms; a
+        // fifth wait is one that the firing timer ended at once.
+        #expect(waits == 4, "\(waits) waits: a run woke for a timer that was firing")
+    }
+
     @Test("T6 setNextFireDate outside a callout moves the timer; a past date means now")
     func t6() throws {
         let (loop, clock) = virtualLoop()
