@@ -212,6 +212,7 @@ extension Loop {
             guard !guarded.tornDown else { return (false, .success(0)) }
             guarded.asyncPending.append(AsyncWork(label: label, work: work))
             guard guarded.asyncPending.count == 1 else { return (true, .success(0)) }
+            hasAsyncPending.store(true, ordering: .releasing)
             // The queue became non-empty: make the async descriptor readable. Under the lock,
             // so teardown cannot close the descriptor in between.
             return (true, valueOrErrno("write(eventfd)") { rlk_eventfd_signal(guarded.asyncFD) })
@@ -300,7 +301,7 @@ extension Loop {
             owned.mainQueueMayBeReady = false   // a poke after this read reaches the watch
             return drainCounter(owned.dispatchFD, "the main queue's descriptor") > 0
         }
-        return lock.withLock { !guarded.asyncPending.isEmpty }
+        return hasAsyncPending.load(ordering: .acquiring)
     }
 
     /// Services the queue once: a snapshot of the queued work, each item a
@@ -315,6 +316,7 @@ extension Loop {
         lock.lock()
         guarded.insideAsyncDrain += 1
         swap(&guarded.asyncPending, &frame.scratch.pointee.async)
+        hasAsyncPending.store(false, ordering: .releasing)   // the scratch queue was empty
         _ = drainCounter(guarded.asyncFD, "the async queue's descriptor")
         lock.unlock()
         var index = 0

@@ -69,6 +69,9 @@ public final class Loop: @unchecked Sendable {
     /// Mirror of `!blocks.isEmpty`, written under `lock` with every change of `blocks`, so a
     /// pass with no pending block skips the lock (B3).
     let hasBlocks = Atomic<Bool>(false)
+    /// Mirror of `!asyncPending.isEmpty` (non-main loops), written under `lock` with every
+    /// change of `asyncPending`, so the pass's async probe skips the lock.
+    let hasAsyncPending = Atomic<Bool>(false)
     /// Bumped under `lock` by everything that can change L0 or L1 of a run that is starting:
     /// `stop()`, `stop(mode:)`, `addCommonMode`, teardown. A run settles L0/L1 before its Entry
     /// observers and re-checks under the lock after them only if this moved.

@@ -89,12 +89,19 @@ public final class LoopSource: @unchecked Sendable {  // core.lock guards signal
     /// Marks the source signalled (S1). Thread-safe; ignored when invalid; no wake-up.
     public func signal() {
         if InputReporting.isActive { for loop in core.loops { loop.reportInput(.signal, label: label) } }
-        core.lock.withLock {
-            if core.valid && signalStamp.load(ordering: .relaxed) == 0 {
-                signalStamp.store(ProcessCounters.signalStamp(), ordering: .releasing)
-                for registration in registrations { registration.enqueue() }
+        // The lock and the registrations are lent, not retained: the source keeps its core,
+        // and `registrations` (mutable access: not retained around the walk) keeps them.
+        let lock = Unmanaged.passUnretained(core.lock)
+        lock._withUnsafeGuaranteedRef { $0.lock() }
+        if core.valid && signalStamp.load(ordering: .relaxed) == 0 {
+            signalStamp.store(ProcessCounters.signalStamp(), ordering: .releasing)
+            registrations.withUnsafeMutableBufferPointer { list in
+                for index in list.indices {
+                    Unmanaged.passUnretained(list[index])._withUnsafeGuaranteedRef { $0.enqueue() }
+                }
             }
         }
+        lock._withUnsafeGuaranteedRef { $0.unlock() }
     }
 
     /// Whether the source is signalled and not yet performed.

@@ -88,6 +88,7 @@ extension Loop {
         guarded.blocks.removeAll()
         hasBlocks.store(false, ordering: .releasing)
         guarded.asyncPending.removeAll()
+        hasAsyncPending.store(false, ordering: .releasing)
         closeDescriptorsLocked()
         lock.unlock()
         // A torn-down loop never calls out again: drop the sink and interceptor, and the owner

@@ -49,25 +49,35 @@ extension ModeState {
     /// scan would, and a source left signalled by a run that returns after one source (rash)
     /// is found by the next pass. Loop thread; takes `signalLock` only.
     func takeSignalled(into picks: inout [Source0Pick]) {
-        signalLock.lock()
-        var kept = 0
-        for index in 0..<signalled.count {
-            let registration = signalled[index]
-            if registration.active {
-                let source = registration.source
-                let stamp = source.signalStamp.load(ordering: .acquiring)
-                if stamp != 0 && source.core.isValid {
-                    picks.append(Source0Pick(source: source, order: source.order, stamp: stamp))
-                    if kept != index { signalled[kept] = registration }
-                    kept += 1
-                    continue
+        let lock = Unmanaged.passUnretained(signalLock)   // lent: the mode keeps its lock
+        lock._withUnsafeGuaranteedRef { $0.lock() }
+        // The registrations and their sources are lent, not retained: the list holds the
+        // registrations, and an active registration's source is in the mode's `sources0`. Only
+        // a pick takes a reference, which keeps its source alive through the performs.
+        // Mutable access, so the list (in this class) is not retained around the walk.
+        let kept = signalled.withUnsafeMutableBufferPointer { list -> Int in
+            var kept = 0
+            for index in list.indices {
+                let taken = Unmanaged.passUnretained(list[index])._withUnsafeGuaranteedRef { registration -> Bool in
+                    if registration.active {
+                        let stamp = registration.source.signalStamp.load(ordering: .acquiring)
+                        if stamp != 0 && registration.source.core.isValid {
+                            picks.append(Source0Pick(source: registration.source, order: registration.source.order, stamp: stamp))
+                            return true
+                        }
+                    }
+                    registration.queued = false
+                    return false
                 }
+                guard taken else { continue }
+                if kept != index { list.swapAt(kept, index) }
+                kept += 1
             }
-            registration.queued = false
+            return kept
         }
         signalled.truncate(to: kept)
         hasSignalled.store(kept > 0, ordering: .releasing)
-        signalLock.unlock()
+        lock._withUnsafeGuaranteedRef { $0.unlock() }
     }
 
     /// The source of `registration` left the mode: it is never taken from the list again.
