@@ -38,10 +38,11 @@ let package = Package(
     targets: [
         // Pinning and the raw eventfd/epoll floor, independent of the library's own C shims.
         .target(name: "CBenchSupport", path: "Support/CBenchSupport"),
-        // The polling pass as the benchmarks and tools run it, and the tools' table cells.
+        // The polling pass and the round trip (floor and loop) as the benchmarks and tools run
+        // them, and the tools' table cells.
         .target(
             name: "BenchPasses",
-            dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer"],
+            dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer", "CBenchSupport"],
             path: "Support/BenchPasses"
         ),
         // C peers, each a handful of functions that run N iterations of one piece of work and
@@ -98,6 +99,13 @@ let package = Package(
             name: "loop-scaling",
             dependencies: ["BenchPasses", "CBenchSupport"],
             path: "Tools/LoopScaling"
+        ),
+        // The cross-thread round trip against its eventfd floor, timed in pairs of chunks;
+        // Scripts/run-round-trip-pairs.sh.
+        .executableTarget(
+            name: "round-trip-pairs",
+            dependencies: [.product(name: "RunLoopCore", package: rootPackage), "BenchPasses", "CBenchSupport"],
+            path: "Tools/RoundTripPairs"
         ),
         // The polling pass on Loop.main, which package-benchmark cannot reach (its benchmarks
         // never run on the main thread); Scripts/run-main-loop.sh.

@@ -13,8 +13,8 @@
 # 4. writes .build-results/results.md (raw), tables.md and ratios.json (for Scripts/check);
 # 5. with --docs, replaces the generated block of Docs/Benchmarks.md with the tables, the
 #    machine, the load (uptime) before and after, the placement and the date;
-# 6. runs Scripts/run-main-loop.sh and Scripts/run-loop-scaling.sh (with --docs, they update
-#    their own blocks).
+# 6. runs Scripts/run-main-loop.sh, Scripts/run-loop-scaling.sh and
+#    Scripts/run-round-trip-pairs.sh (with --docs, they update their own blocks).
 # RUNLOOPKIT_BENCH_SECONDS shortens each benchmark's sampling (default 2 s loop, 1 s others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +54,8 @@ cat "$out/tables.md"
 if [ "$docs" = 1 ]; then
     { cat "$out/header.md"; echo; sed 's/^### /#### /' "$out/tables.md"; } | python3 Scripts/replace-docs-block.py run-all.sh
 fi
-# Loop.main has a tool of its own (package-benchmark never runs on the main thread), and so has
-# the drift-proof, paired measurement of loops on two CPUs.
+# Loop.main has a tool of its own (package-benchmark never runs on the main thread), and so have
+# the drift-proof, paired measurements of loops on two CPUs and of the round trip.
 if [ "$docs" = 1 ]; then Scripts/run-main-loop.sh --docs; else Scripts/run-main-loop.sh; fi
 if [ "$docs" = 1 ]; then Scripts/run-loop-scaling.sh --docs; else Scripts/run-loop-scaling.sh; fi
+if [ "$docs" = 1 ]; then Scripts/run-round-trip-pairs.sh --docs; else Scripts/run-round-trip-pairs.sh; fi

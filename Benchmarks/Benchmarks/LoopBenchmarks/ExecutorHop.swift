@@ -1,3 +1,4 @@
+import BenchPasses
 import Benchmark
 import CBenchSupport
 import Dispatch

@@ -8,10 +8,10 @@ import Musl
 /// The CPU every thread of a round-trip benchmark runs on. With both threads on one CPU a
 /// wake-up costs two context switches; across CPUs this VM adds ~40 µs of hypervisor wake-up
 /// that would swamp what is being compared (see Docs/Benchmarks.md).
-let roundTripCPU: Int32 = 0
+public let roundTripCPU: Int32 = 0
 
 /// A pthread pinned to one CPU that runs `body` once; `join()` waits for it to end.
-final class PinnedThread {
+public final class PinnedThread {
     private final class Start {
         let cpu: Int32
         let body: @Sendable () -> Void
@@ -23,7 +23,7 @@ final class PinnedThread {
 
     private var thread = pthread_t()
 
-    init(cpu: Int32, _ body: @escaping @Sendable () -> Void) {
+    public init(cpu: Int32, _ body: @escaping @Sendable () -> Void) {
         let start = Unmanaged.passRetained(Start(cpu: cpu, body: body)).toOpaque()
         let status = pthread_create(&thread, nil, { raw in
             guard let raw else { return nil }
@@ -36,7 +36,7 @@ final class PinnedThread {
         precondition(status == 0, "pthread_create failed: errno \(status)")
     }
 
-    func join() {
+    public func join() {
         pthread_join(thread, nil)
     }
 }
