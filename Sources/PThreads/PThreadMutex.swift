@@ -53,6 +53,40 @@ public final class PThreadMutex: @unchecked Sendable {   // Sendable: the mutex 
     public var raw: UnsafeMutablePointer<pthread_mutex_t> { mutex }
 }
 
+/// A `PThreadMutex` used without reference counting, for hot paths that reach it through an
+/// object they keep alive. `withLock` on a mutex loaded from another object's property retains
+/// the mutex around the body (the compiler cannot tell that the owner keeps it): an atomic
+/// increment and decrement per critical section. The caller guarantees that the mutex outlives
+/// this value.
+///
+/// ```swift
+/// let lock = PThreadMutex()
+/// LentMutex(lock).withLock { /* … */ }
+/// ```
+@frozen
+public struct LentMutex {
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    @inlinable @inline(__always)
+    public init(_ owner: PThreadMutex) { mutex = owner.mutex }
+
+    /// Locks; pair with `unlock()` on the same thread. Prefer `withLock`.
+    @inlinable @inline(__always)
+    public func lock() { pthread_mutex_lock(mutex) }
+
+    /// Unlocks a mutex this thread locked.
+    @inlinable @inline(__always)
+    public func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Runs `body` with the mutex held.
+    @inlinable @inline(__always)
+    public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
 /// A value guarded by a `PThreadMutex`.
 ///
 /// ```swift

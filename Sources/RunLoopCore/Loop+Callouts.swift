@@ -1,4 +1,5 @@
 import CRunLoopShims
+import PThreads
 
 // The "Do" steps of a pass: observers (O4), sources0 (S2), one port event (S8), timers (T4, T5),
 // plus the callout wrapper that feeds the event sink and interceptor.
@@ -285,27 +286,21 @@ extension Loop {
     private func doTimerLocked(_ timer: LoopTimer, _ state: ModeState, limit: UInt64) -> Bool {
         // The loop's lock, then the timer's (the lock order): one critical section checks the
         // timer, marks it firing and re-arms its modes without it (T5.2). The timer's lock is
-        // lent: the caller keeps the timer, so its lock, alive, and `withLock` on the lock
-        // object would retain it around the section.
-        let timerLock = Unmanaged.passUnretained(timer.core.lock)
-        timerLock._withUnsafeGuaranteedRef { $0.lock() }
-        let started: (old: UInt64, oneShot: Bool)?
-        if timer.core.valid, timer.fireDate <= limit, !timer.firing {
+        // lent: the caller keeps the timer, so its lock, alive.
+        let timerLock = LentMutex(timer.core.lock)
+        let started: (old: UInt64, oneShot: Bool)? = timerLock.withLock {
+            guard timer.core.valid, timer.fireDate <= limit, !timer.firing else { return nil }
             timer.firing = true
             let held = timer.forEachSlotLocked(ofLoop: identity) { slot in
                 slot.mode._withUnsafeGuaranteedRef { $0.rearm(waiting: false) }
             }
-            if held {
-                timer.rescheduledInCallout = false
-                started = (timer.fireDate, timer.intervalNs == 0)
-            } else {
+            guard held else {
                 timer.firing = false   // not in this loop's modes any more: nothing to fire
-                started = nil
+                return nil
             }
-        } else {
-            started = nil
+            timer.rescheduledInCallout = false
+            return (timer.fireDate, timer.intervalNs == 0)
         }
-        timerLock._withUnsafeGuaranteedRef { $0.unlock() }
         guard let started else { return false }
         lock.unlock()
         callOut(.timer, timer.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_TIMER__(timer) }
@@ -313,8 +308,8 @@ extension Loop {
         // Catch-up coalescing on the original grid (T5.6) needs the time after the callout.
         let now = started.oneShot ? 0 : clockNanoseconds()
         lock.lock()
-        timerLock._withUnsafeGuaranteedRef { $0.lock() }
-        defer { timerLock._withUnsafeGuaranteedRef { $0.unlock() } }
+        timerLock.lock()
+        defer { timerLock.unlock() }
         timer.firing = false
         if timer.core.valid {
             if !timer.rescheduledInCallout {

@@ -1,3 +1,4 @@
+import PThreads
 import Synchronization
 
 /// Observes a loop's activities (O1–O6).
@@ -91,9 +92,8 @@ public final class LoopSource: @unchecked Sendable {  // core.lock guards signal
         if InputReporting.isActive { for loop in core.loops { loop.reportInput(.signal, label: label) } }
         // The lock and the registrations are lent, not retained: the source keeps its core,
         // and `registrations` (mutable access: not retained around the walk) keeps them.
-        let lock = Unmanaged.passUnretained(core.lock)
-        lock._withUnsafeGuaranteedRef { $0.lock() }
-        if core.valid && signalStamp.load(ordering: .relaxed) == 0 {
+        LentMutex(core.lock).withLock {
+            guard core.valid && signalStamp.load(ordering: .relaxed) == 0 else { return }
             signalStamp.store(ProcessCounters.signalStamp(), ordering: .releasing)
             registrations.withUnsafeMutableBufferPointer { list in
                 for index in list.indices {
@@ -101,7 +101,6 @@ public final class LoopSource: @unchecked Sendable {  // core.lock guards signal
                 }
             }
         }
-        lock._withUnsafeGuaranteedRef { $0.unlock() }
     }
 
     /// Whether the source is signalled and not yet performed.

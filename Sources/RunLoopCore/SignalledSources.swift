@@ -1,3 +1,4 @@
+import PThreads
 import Synchronization
 
 /// One source0 in one mode (S2, S5). A signal puts the registrations of its source into their
@@ -49,8 +50,8 @@ extension ModeState {
     /// scan would, and a source left signalled by a run that returns after one source (rash)
     /// is found by the next pass. Loop thread; takes `signalLock` only.
     func takeSignalled(into picks: inout [Source0Pick]) {
-        let lock = Unmanaged.passUnretained(signalLock)   // lent: the mode keeps its lock
-        lock._withUnsafeGuaranteedRef { $0.lock() }
+        let lock = LentMutex(signalLock)   // lent: the mode keeps its lock
+        lock.lock()
         // The registrations and their sources are lent, not retained: the list holds the
         // registrations, and an active registration's source is in the mode's `sources0`. Only
         // a pick takes a reference, which keeps its source alive through the performs.
@@ -77,7 +78,7 @@ extension ModeState {
         }
         signalled.truncate(to: kept)
         hasSignalled.store(kept > 0, ordering: .releasing)
-        lock._withUnsafeGuaranteedRef { $0.unlock() }
+        lock.unlock()
     }
 
     /// The source of `registration` left the mode: it is never taken from the list again.
