@@ -104,7 +104,7 @@ let package = Package(
         // Scripts/run-round-trip-pairs.sh.
         .executableTarget(
             name: "round-trip-pairs",
-            dependencies: [.product(name: "RunLoopCore", package: rootPackage), "BenchPasses", "CBenchSupport"],
+            dependencies: ["BenchPasses", "CBenchSupport"],
             path: "Tools/RoundTripPairs"
         ),
         // The polling pass on Loop.main, which package-benchmark cannot reach (its benchmarks

@@ -16,27 +16,5 @@
 # and read "bimodal" ratios. The preloaded shared object costs within one instruction per
 # malloc/free pair of the linked-in counter (Scripts/allocation-counter-callgrind.sh).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-docs=0
-if [ "${1:-}" = "--docs" ]; then docs=1; shift; fi
-swift build -c release --product allocation-overhead 2>&1 | tail -1
-tool="$(swift build -c release --show-bin-path)/allocation-overhead"
-out=.build-results/allocation-overhead
-mkdir -p "$out"
-
-load_before=$(uptime | sed 's/.*load average: //')
-table=$(taskset -c 0 "$tool" "$@")
-load_after=$(uptime | sed 's/.*load average: //')
-echo "$table"
-echo "load before: $load_before; after: $load_after"
-
-if [ "$docs" = 1 ]; then
-    cat > "$out/block.md" <<MD
-- date: $(date -u '+%Y-%m-%d %H:%M UTC'); command: \`Benchmarks/Scripts/run-allocation-overhead.sh --docs${*:+ $*}\`
-- placement: the whole process under \`taskset -c 0\`; the works run on a thread of their own
-- load before: $load_before; after: $load_after
-
-$table
-MD
-    python3 Scripts/replace-docs-block.py run-allocation-overhead.sh "$out/block.md"
-fi
+exec "$(dirname "$0")/run-paired-tool.sh" allocation-overhead run-allocation-overhead.sh \
+    "the whole process under \`taskset -c 0\`; the works run on a thread of their own" "$@"

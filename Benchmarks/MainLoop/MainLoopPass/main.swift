@@ -23,9 +23,6 @@ import CLibuvPeer
 import Glibc
 import RunLoopCore
 
-/// Nanoseconds on the loop's own monotonic clock.
-func monotonicNanoseconds() -> UInt64 { MonotonicClock.shared.now.nanoseconds }
-
 /// Makes `passes` polling passes on `loop` (one performed block each); ns per pass. Exits 1
 /// unless every pass made its callout.
 func loopPasses(_ loop: Loop, _ passes: Int, _ tally: CalloutTally) -> Double {

@@ -3,12 +3,10 @@
 // chunk of `operations`, times only what the benchmark times, and checks its own result.
 
 import Autorelease
+import BenchPasses
 import Glibc
 import LoopAllocationCounter
 import RunLoopCore
-
-/// Nanoseconds on `CLOCK_MONOTONIC` (the loop's clock reads it).
-func monotonicNanoseconds() -> UInt64 { MonotonicClock.shared.now.nanoseconds }
 
 /// Stops the tool with a message: a work that did not do what it should measures nothing.
 func fail(_ message: String) -> Never {

@@ -15,10 +15,7 @@
 import CBenchSupport
 import BenchPasses
 import Glibc
-import RunLoopCore
 import Synchronization
-
-func monotonicNanoseconds() -> UInt64 { MonotonicClock.shared.now.nanoseconds }
 
 /// The neighbour on CPU 1: makes passes while `busy`, otherwise blocks reading `wake`.
 final class Neighbour: @unchecked Sendable {  // fields are atomics or set before the thread starts
@@ -86,36 +83,17 @@ func timedPasses(_ maker: PassRunner, _ passes: Int, _ name: String) -> Double {
     return Double(elapsed) / Double(passes)
 }
 
-struct Measurement {
-    var alone: [Double] = []
-    var beside: [Double] = []
-    var ratios: [Double] = []
-}
-
 /// Alternates chunks alone and beside a busy neighbour of the same kind on the calling thread.
-func measure(_ name: String, rounds: Int, passes: Int, _ makeRunner: @escaping @Sendable () -> PassRunner?) -> Measurement {
+func measure(_ name: String, rounds: Int, passes: Int, _ makeRunner: @escaping @Sendable () -> PassRunner?) -> PairedChunks {
     let neighbour = Neighbour(makeRunner)
     guard let maker = makeRunner() else { fatalError("loop-scaling: \(name) could not be set up") }
     defer { maker.tearDown() }
     _ = timedPasses(maker, passes, name)
-    var result = Measurement()
-    for round in 0..<rounds {
-        var alone = 0.0, beside = 0.0
-        if round % 2 == 0 {
-            alone = timedPasses(maker, passes, name)
-            neighbour.start()
-            beside = timedPasses(maker, passes, name)
-            neighbour.park()
-        } else {
-            neighbour.start()
-            beside = timedPasses(maker, passes, name)
-            neighbour.park()
-            alone = timedPasses(maker, passes, name)
-        }
-        result.alone.append(alone)
-        result.beside.append(beside)
-        result.ratios.append(beside / alone)
-    }
+    let result = PairedChunks(rounds: rounds, baseline: { timedPasses(maker, passes, name) }, measured: {
+        neighbour.start()
+        defer { neighbour.park() }
+        return timedPasses(maker, passes, name)
+    })
     neighbour.finish()
     let failed = neighbour.failures.load(ordering: .relaxed)
     guard failed == 0 else { fatalError("loop-scaling: \(name)'s neighbour missed callouts \(failed) times") }
@@ -132,9 +110,7 @@ func measureAll(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     guard bench_pin_current_thread(0) == 0 else { fatalError("loop-scaling: could not pin to CPU 0") }
     var rows: [String] = []
     for (name, maker) in [("Loop", loopPassRunner as @Sendable () -> PassRunner?), ("libuv", libuvPassRunner)] {
-        let measured = measure(name, rounds: rounds, passes: passes, maker)
-        rows.append("| \(name) | \(nanosecondsText(quantile(measured.alone, 0.5))) | \(nanosecondsText(quantile(measured.beside, 0.5))) | "
-            + "\(ratioText(quantile(measured.ratios, 0.5))) | \(ratioText(quantile(measured.ratios, 0.25)))–\(ratioText(quantile(measured.ratios, 0.75))) |")
+        rows.append("| \(name) | \(measure(name, rounds: rounds, passes: passes, maker).tableCells) |")
     }
     print("""
         | polling pass + 1 callout on CPU 0 (\(rounds) rounds × 2 chunks of \(passes) passes) | alone, ns (median) | beside a busy loop on CPU 1, ns (median) | paired ratio, median | 25th–75th percentile |

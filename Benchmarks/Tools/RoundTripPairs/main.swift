@@ -13,9 +13,6 @@
 import BenchPasses
 import CBenchSupport
 import Glibc
-import RunLoopCore
-
-func monotonicNanoseconds() -> UInt64 { MonotonicClock.shared.now.nanoseconds }
 
 /// ns per round trip of `count` round trips through `peer`.
 func timedRoundTrips(_ peer: any RoundTripPeer, _ count: Int) -> Double {
@@ -40,26 +37,14 @@ func measure(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
         floor.roundTrip()
         loop.roundTrip()
     }
-    var floorTimes: [Double] = [], loopTimes: [Double] = [], ratios: [Double] = []
-    for round in 0..<rounds {
-        let floorTime: Double, loopTime: Double
-        if round % 2 == 0 {
-            floorTime = timedRoundTrips(floor, perChunk)
-            loopTime = timedRoundTrips(loop, perChunk)
-        } else {
-            loopTime = timedRoundTrips(loop, perChunk)
-            floorTime = timedRoundTrips(floor, perChunk)
-        }
-        floorTimes.append(floorTime)
-        loopTimes.append(loopTime)
-        ratios.append(loopTime / floorTime)
-    }
+    let pairs = PairedChunks(rounds: rounds, baseline: { timedRoundTrips(floor, perChunk) },
+                             measured: { timedRoundTrips(loop, perChunk) })
     loop.stop()
     floor.stop()
     print("""
         | cross-thread round trip, both threads on CPU \(roundTripCPU) (\(rounds) rounds × 2 chunks of \(perChunk)) | eventfd floor, ns (median) | Loop, ns (median) | paired ratio, median | 25th–75th percentile |
         |---|---:|---:|---:|---:|
-        | Loop ÷ eventfd ping-pong via epoll | \(nanosecondsText(quantile(floorTimes, 0.5))) | \(nanosecondsText(quantile(loopTimes, 0.5))) | \(ratioText(quantile(ratios, 0.5))) | \(ratioText(quantile(ratios, 0.25)))–\(ratioText(quantile(ratios, 0.75))) |
+        | Loop ÷ eventfd ping-pong via epoll | \(pairs.tableCells) |
         """)
     return nil
 }
