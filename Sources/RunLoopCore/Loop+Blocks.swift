@@ -93,9 +93,7 @@ extension Loop {
         lock.lock()
         guard !guarded.tornDown else {
             lock.unlock()
-            Diagnostics.report(.error, .workAfterTeardown,
-                               "'\(block.label)' was queued on a loop whose thread has exited; it will not run",
-                               item: block.label)
+            reportBlockAfterTeardown(label: block.label)
             return false
         }
         for name in names { _ = modeStateLocked(name, create: true) }
@@ -103,6 +101,13 @@ extension Loop {
         hasBlocks.store(true, ordering: .releasing)
         lock.unlock()
         return true
+    }
+
+    /// A block or job queued on a loop whose thread has exited: it will never run.
+    func reportBlockAfterTeardown(label: String) {
+        Diagnostics.report(.error, .workAfterTeardown,
+                           "'\(label)' was queued on a loop whose thread has exited; it will not run",
+                           item: label)
     }
 
     /// Whether a pending block targets `state` (R4e). Lock held.

@@ -25,13 +25,37 @@ extension Loop: SerialExecutor, TaskExecutor {
         enqueueJob(UnownedJob(job), asTaskExecutor: false)
     }
 
-    /// Queues a job in ``jobModes`` and wakes the loop.
+    /// Queues a job in ``jobModes`` and wakes the loop: the enqueue and the wake-up's decision
+    /// in one critical section, then the wake-up's write (as `perform` + `wakeUp()` would do
+    /// with two). A loop whose thread has exited is reported and the job stays unrun.
     func enqueueJob(_ job: UnownedJob, asTaskExecutor: Bool) {
-        let modes = jobModesStorage.withLock { $0 }
-        let block = PendingBlock(target: modes.count == 1 ? .one(modes[0]) : .several(modes),
-                                 label: "job", job: job, asTaskExecutor: asTaskExecutor)
-        // The block queue reports a loop whose thread has exited (the job then stays unrun).
-        if enqueue(block, modes: modes) { wakeUp() }
+        lock.lock()
+        guard !guarded.tornDown else {
+            lock.unlock()
+            reportBlockAfterTeardown(label: "job")
+            return
+        }
+        if !guarded.jobModesExist { guarded.jobModesExist = createJobModesLocked() }
+        guarded.blocks.append(PendingBlock(target: guarded.jobTarget, label: "job", job: job,
+                                           asTaskExecutor: asTaskExecutor))
+        hasBlocks.store(true, ordering: .releasing)
+        let wakeFD = decideWakeUpLocked()
+        lock.unlock()
+        if InputReporting.isActive { reportInput(.wakeUp, label: "") }
+        writeWakeUp(wakeFD)
+    }
+
+    /// Creates the modes ``jobModes`` names (B1: queueing a block creates its modes); whether
+    /// they all exist now. Lock held.
+    private func createJobModesLocked() -> Bool {
+        switch guarded.jobTarget {
+        case .one(let mode):
+            return mode == .common || modeStateLocked(mode, create: true) != nil
+        case .several(let modes):
+            var all = true
+            for mode in modes where mode != .common && modeStateLocked(mode, create: true) == nil { all = false }
+            return all
+        }
     }
 
     /// This loop as an unowned serial executor (for an actor's `unownedExecutor`).
@@ -81,8 +105,21 @@ extension Loop: SerialExecutor, TaskExecutor {
     /// loop.jobModes = [.default]
     /// ```
     public var jobModes: [Loop.Mode] {
-        get { jobModesStorage.withLock { $0 } }
-        set { jobModesStorage.withLock { $0 = newValue.isEmpty ? [.common] : newValue } }
+        get {
+            lock.withLock {
+                switch guarded.jobTarget {
+                case .one(let mode): return [mode]
+                case .several(let modes): return modes
+                }
+            }
+        }
+        set {
+            let target: PendingBlock.Target = newValue.count <= 1 ? .one(newValue.first ?? .common) : .several(newValue)
+            lock.withLock {
+                guarded.jobTarget = target
+                guarded.jobModesExist = false
+            }
+        }
     }
 }
 

@@ -245,7 +245,11 @@ extension Loop {
             if wakePending {
                 lock.lock()
                 if wakePending && guarded.wakeSerial != frame.serial {
-                    _ = drainCounter(guarded.wakeFD, "a stale wake-up")
+                    if wakeNoted.load(ordering: .relaxed) {
+                        wakeNoted.store(false, ordering: .relaxed)   // nothing was written
+                    } else {
+                        _ = drainCounter(guarded.wakeFD, "a stale wake-up")
+                    }
                     wakePending = false
                 }
                 lock.unlock()
@@ -276,13 +280,20 @@ extension Loop {
                 didDispatchPortLastTime = false
                 if !poll { notify(.beforeWaiting, state, frame) }        // L-a
                 lock.lock()
-                let quiet = (poll || virtualClock != nil) && isQuietLocked(state, asyncPort: asyncPort)
+                let quiet = (poll || virtualClock != nil || wakeNoted.load(ordering: .relaxed))
+                    && isQuietLocked(state, asyncPort: asyncPort)
                 let batch = state.guarded.files.count > 1
                 let armed = state.armedDeadline
                 if poll && quiet {
                     // A quiet poll makes no system call: it is over within this critical
                     // section, so no other thread can tell it from no wait at all (W4), and the
-                    // pass goes on to its exit checks without another lock round trip.
+                    // pass goes on to its exit checks without another lock round trip. It takes
+                    // a wake-up noted on this thread, as a poll takes a written one.
+                    if wakeNoted.load(ordering: .relaxed) {
+                        wakeNoted.store(false, ordering: .relaxed)
+                        wakePending = false
+                        if guarded.wakeSerial == frame.serial { live = .wake }
+                    }
                     if armed != .max {
                         let now = clockNanoseconds()
                         if armed <= now {

@@ -42,6 +42,11 @@ extension Loop {
     func wait(_ state: ModeState, poll: Bool, until deadline: UInt64, asyncPort: Int32,
               quiet: Bool, armed: UInt64, serial: UInt64, batch: Bool, frame: RunFrame) -> LivePort {
         if wakeUpLost.load(ordering: .relaxed), takeLostWakeUp(serial: serial) { return .wake }
+        // A wake-up noted on this thread (no eventfd written) ends the wait at once, as the
+        // written one would, but after whatever descriptor is ready already: the set is polled
+        // first unless it is quiet (its write would have come after them in the ready list).
+        var notedWake = wakeNoted.load(ordering: .acquiring)
+        if notedWake && quiet, let outcome = notedWakeOutcome(state, serial: serial) { return outcome }
         if quiet {
             // Nothing in the set can be ready: a poll, or a virtual wait with a deadline, needs
             // no system call.
@@ -66,7 +71,7 @@ extension Loop {
         var firstWait = true
         while true {
             let timeout: Int64
-            if poll {
+            if poll || notedWake {
                 timeout = 0
             } else if virtualClock != nil {
                 timeout = blockOnDescriptors ? -1 : 0
@@ -133,6 +138,11 @@ extension Loop {
             }
             // Nothing was ready, the main queue's descriptor included when it is in the set.
             if isMainLoop && asyncPort >= 0 { owned.mainQueueMayBeReady = false }
+            if notedWake {
+                notedWake = false
+                if let outcome = notedWakeOutcome(state, serial: serial) { return outcome }
+                continue   // it was stale: wait as if it had not been noted
+            }
             if timerDue(state) { return .timer }
             if poll { return .none }
             if let virtualClock {
@@ -178,12 +188,21 @@ extension Loop {
         return true
     }
 
-    /// No port or fd source in the mode, no pending wake-up, no async work we could see (on
+    /// No port or fd source in the mode, no written wake-up pending (a noted one leaves the
+    /// descriptor unread, see `decideWakeUpLocked`), no async work we could see (on
     /// `Loop.main`: no poke of the main queue, see `mainQueueIdle`). Lock held.
     func isQuietLocked(_ state: ModeState, asyncPort: Int32) -> Bool {
         // The main queue first, so that the watch's completions are consumed on every pass.
         let asyncQuiet = asyncPort < 0 || (isMainLoop ? mainQueueIdle() : guarded.asyncPending.isEmpty)
-        return asyncQuiet && !wakePending && state.guarded.ports.isEmpty && state.guarded.files.isEmpty
+        return asyncQuiet && (!wakePending || wakeNoted.load(ordering: .relaxed))
+            && state.guarded.ports.isEmpty && state.guarded.files.isEmpty
+    }
+
+    /// What a noted wake-up ends the wait with (taking it): `.wake`, or `.timer` when the
+    /// mode's timer is due (as for a written wake-up); nil when none is noted or it is stale.
+    private func notedWakeOutcome(_ state: ModeState, serial: UInt64) -> LivePort? {
+        guard takeNotedWakeUp(serial: serial) == true else { return nil }
+        return timerDue(state) ? .timer : .wake
     }
 
     @inline(__always)

@@ -66,6 +66,9 @@ public final class Loop: @unchecked Sendable {
     let wakeUpLost = Atomic<Bool>(false)
     /// `wakeUp()` calls between their decision (under `lock`) and the end of their eventfd write.
     let wakeWritesInFlight = Atomic<Int>(0)
+    /// A pending wake-up the owner thread noted instead of writing the eventfd (see
+    /// `decideWakeUpLocked`). Written under `lock`; atomic so the wait can test it without it.
+    let wakeNoted = Atomic<Bool>(false)
     /// Mirror of `!blocks.isEmpty`, written under `lock` with every change of `blocks`, so a
     /// pass with no pending block skips the lock (B3).
     let hasBlocks = Atomic<Bool>(false)
@@ -84,8 +87,6 @@ public final class Loop: @unchecked Sendable {
     /// The sink and interceptor as configured (any thread, under its own lock) and the version
     /// the owner thread last copied into `activeSink` / `activeInterceptor`.
     let instrumentation = Locked(Instrumentation())
-    /// The modes whose passes run Swift Concurrency jobs (see `jobModes`).
-    let jobModesStorage = Locked<[Loop.Mode]>([.common])
     /// Broadcast (with `lock` held) when a wait begins and somebody is in `waitUntilWaiting`.
     let sleepStarted = PThreadCondition()
     let instrumentationVersion = Atomic<UInt64>(0)
@@ -225,11 +226,13 @@ public final class Loop: @unchecked Sendable {
     func modeStateLocked(_ mode: Loop.Mode, create: Bool) -> ModeState? {
         if guarded.tornDown { return nil }  // R2: a torn-down loop takes nothing
         if let last = lookupUnretainedLocked(mode) { return last.takeUnretainedValue() }
+        // `.common` is never a mode of its own (M3): no hashing of its name.
+        if mode.isCommonModes { return nil }
         if let state = guarded.modes[mode] {
             guarded.lastLookup = Unmanaged.passUnretained(state)
             return state
         }
-        guard create, mode != .common else { return nil }
+        guard create else { return nil }
         guard case .success(let state) = makeModeLocked(mode) else { return nil }
         return state
     }
@@ -302,13 +305,53 @@ public final class Loop: @unchecked Sendable {
         // CPU preempts this thread and at once blocks on the lock this thread still holds: two
         // extra context switches per wake-up. A write that lands late, after the run it was
         // meant for has ended, is recognised as stale by its serial (see `wait`).
-        let fd: Int32 = lock.withLock {
-            guard !guarded.tornDown, !guarded.frames[guarded.depth].ignoreWakeUps else { return -1 }
-            wakePending = true
-            guarded.wakeSerial = guarded.frames[guarded.depth].serial
-            wakeWritesInFlight.wrappingAdd(1, ordering: .relaxed)
-            return guarded.wakeFD
+        writeWakeUp(lock.withLock { decideWakeUpLocked() })
+    }
+
+    /// W3's decision for a wake-up: ignored (-1) when the loop is torn down or ignores wake-ups
+    /// now; otherwise recorded for the innermost run, and the wake-up descriptor to write once
+    /// the lock is released is returned (see `writeWakeUp`). Lock held.
+    ///
+    /// On the loop's own thread nothing is written: that thread is not waiting, and its next
+    /// wait takes the noted wake-up (`takeNotedWakeUp`) before it would block, so the wake-up
+    /// costs no write, no epoll return and no read. While one is noted, other threads do not
+    /// write either (the same next wait takes theirs). A wake-up already written, or failed
+    /// (`wakeUpLost`), stays as it is and only moves to the innermost run.
+    @inline(__always)
+    func decideWakeUpLocked() -> Int32 {
+        guard !guarded.tornDown, !guarded.frames[guarded.depth].ignoreWakeUps else { return -1 }
+        guarded.wakeSerial = guarded.frames[guarded.depth].serial
+        if wakeNoted.load(ordering: .relaxed) { return -1 }
+        if isOwnerThread {
+            if !wakePending {
+                wakePending = true
+                wakeNoted.store(true, ordering: .releasing)
+            }
+            return -1
         }
+        wakePending = true
+        wakeWritesInFlight.wrappingAdd(1, ordering: .relaxed)
+        return guarded.wakeFD
+    }
+
+    /// The wake-up the owner thread noted without a write (`decideWakeUpLocked`), taken by
+    /// the wait that would otherwise block on it: nil when none is noted, else whether it is
+    /// for the run `serial` (one noted for an earlier run is stale and dropped, as a stale
+    /// write is).
+    func takeNotedWakeUp(serial: UInt64) -> Bool? {
+        lock.withLock {
+            guard wakeNoted.load(ordering: .relaxed) else { return nil }
+            wakeNoted.store(false, ordering: .relaxed)
+            wakePending = false
+            return guarded.wakeSerial == serial
+        }
+    }
+
+    /// Writes the wake-up descriptor `decideWakeUpLocked` returned (nothing for -1); a failed
+    /// write is reported and makes the next wait return at once (see `takeLostWakeUp`). Lock
+    /// not held.
+    @inline(__always)
+    func writeWakeUp(_ fd: Int32) {
         guard fd >= 0 else { return }
         if valueOrErrno("write(eventfd)", { rlk_eventfd_signal(fd) })
             .reportingFailure(.systemCallFailed, "waking the loop (its next wait polls instead)") == nil {

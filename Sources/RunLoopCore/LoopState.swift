@@ -16,6 +16,12 @@ struct LoopGuardedState {
     var commonModeNames: Set<Loop.Mode> = [.default]  // M2
     var commonItems = CommonItems()
     var blocks: [PendingBlock] = []
+    /// The modes whose passes run Swift Concurrency jobs (`jobModes`), as the target each job
+    /// takes.
+    var jobTarget = PendingBlock.Target.one(.common)
+    /// Every mode `jobTarget` names exists (`.common` needs none). Modes are never removed
+    /// (M1), so from then on a job's enqueue looks up no mode.
+    var jobModesExist = true
     /// frames[0] is the base per-run data with `ignoreWakeUps` set (W3: wake-ups are ignored
     /// when the loop is not running); each run pushes frames[depth] (R5).
     var frames: [RunFrame] = []

@@ -14,8 +14,10 @@ import Darwin
 /// loop is torn down with it (W6). The place for a service's sockets, an actor pinned to a
 /// loop (``Loop`` is a `SerialExecutor`), or work that must stay on one thread.
 ///
-/// The loop keeps running with nothing registered: an internal port, invisible to users,
-/// keeps its common modes from being empty (R3/R4), so no dummy source is needed.
+/// The loop keeps running with nothing registered: an internal source0 that is never
+/// signalled keeps its common modes from being empty (R3/R4), so no dummy source is needed.
+/// It has no descriptor, so a mode with nothing else in its wait set stays quiet: a wake-up
+/// noted on the loop's own thread then costs no system call (W3).
 ///
 /// ```swift
 /// let worker = LoopThread(name: "worker")
@@ -28,7 +30,7 @@ public final class LoopThread: Sendable {
     private let thread: Locked<pthread_t?>
     private let stopRequested: StopFlag
     /// Keeps the common modes non-empty while nothing else is registered.
-    private let keepAlive: LoopPortSource
+    private let keepAlive: LoopSource
 
     /// Starts the thread and returns once its loop exists.
     ///
@@ -38,14 +40,7 @@ public final class LoopThread: Sendable {
     public init(name: String = "LoopThread", stackSize: Int? = nil) {
         let started = StartHandshake()
         let stopRequested = StopFlag()
-        // Like the thread's own loop (`Loop.current`), a loop thread cannot exist without its
-        // descriptors: out of descriptors or memory, it stops the process naming the call.
-        let keepAlive: LoopPortSource
-        do {
-            keepAlive = try LoopPortSource(label: "LoopThread keep-alive") { _ in }
-        } catch {
-            preconditionFailure("RunLoopKit: LoopThread '\(name)' cannot create its keep-alive port: \(error)")
-        }
+        let keepAlive = LoopSource(label: "LoopThread keep-alive") {}
         let handle = startPThread(name: name, stackSize: stackSize) {
             let status = rlk_set_current_thread_name(name)
             if status != 0 {

@@ -86,25 +86,76 @@ extension FaultInjectionTests {
 
     @Test("write EBADF on the loop's wake-up: reported, and the next wait returns at once instead of sleeping")
     func wakeUpWriteFails() throws {
+        let (woke, seen) = try runWakingAtBeforeWaiting("fault-wake-write") { loop in
+            // From another thread: on the loop's own thread a wake-up is noted, not written.
+            let waker = BackgroundThread { InjectedFaults.with(Fault(.write, EBADF)) { loop.wakeUp() } }
+            waker.join()
+        }
+        #expect(seen.map(\Diagnostic.id) == [DiagnosticID.systemCallFailed], "\(seen)")
+        #expect(woke.first == "woke at 0 s", "the wake-up was lost: the wait slept to the run's timeout (\(woke))")
+    }
+
+    @Test("a wake-up on the loop's own thread writes nothing, and the next wait still returns at once")
+    func ownerThreadWakeUpIsNotWritten() throws {
+        let writesInjected = Trace()
+        // A failing write planned on this thread: a written wake-up would consume and report it.
+        let (woke, seen) = try runWakingAtBeforeWaiting("owner-wake") { loop in
+            InjectedFaults.with(Fault(.write, EBADF)) {
+                loop.wakeUp()
+                writesInjected.add("\(InjectedFaults.injected(.write))")
+            }
+        }
+        #expect(writesInjected.all == ["0"], "the owner thread's wake-up wrote the eventfd")
+        #expect(seen.isEmpty, "\(seen)")
+        #expect(woke.first == "woke at 0 s", "the noted wake-up was lost: the wait slept to \(woke)")
+    }
+
+    /// Runs a virtual-clock loop's mode `name` for 10 s, with a timer 100 s away (so its first
+    /// wait would sleep to the run's timeout) and `wake` called in its first BeforeWaiting.
+    /// Returns when each wait ended, and the diagnostics that mention waking the loop.
+    private func runWakingAtBeforeWaiting(_ name: String, wake: @escaping @Sendable (Loop) -> Void)
+        throws -> (woke: [String], seen: [Diagnostic]) {
         let clock = VirtualClock()
         let loop = Loop(clock: clock)
-        let mode = Loop.Mode("fault-wake-write")
-        let timer = try LoopTimer(after: .seconds(100), clock: clock, label: "fault-wake-write-timer") { _ in }
+        let mode = Loop.Mode(name)
+        let timer = try LoopTimer(after: .seconds(100), clock: clock, label: "\(name)-timer") { _ in }
+        defer { timer.invalidate() }
         loop.add(timer, mode: mode)
         let woke = Trace()
-        let before = LoopObserver(activities: .beforeWaiting, repeats: false, label: "fault-wake-write-observer") { _, _ in
-            InjectedFaults.with(Fault(.write, EBADF)) { loop.wakeUp() }
-        }
-        let after = LoopObserver(activities: .afterWaiting, label: "fault-wake-write-after") { _, _ in
+        loop.add(LoopObserver(activities: .beforeWaiting, repeats: false, label: "\(name)-before") { _, _ in wake(loop) },
+                 mode: mode)
+        loop.add(LoopObserver(activities: .afterWaiting, label: "\(name)-after") { _, _ in
             woke.add("woke at \(clock.now.nanoseconds / 1_000_000_000) s")
-        }
-        loop.add(before, mode: mode)
-        loop.add(after, mode: mode)
+        }, mode: mode)
         let seen = diagnostics(mentioning: "waking the loop") {
             loop.run(mode: mode, timeout: .seconds(10))
         }
-        #expect(seen.map(\Diagnostic.id) == [DiagnosticID.systemCallFailed], "\(seen)")
-        #expect(woke.all.first == "woke at 0 s", "the wake-up was lost: the wait slept to the run's timeout (\(woke.all))")
+        return (woke.all, seen)
+    }
+
+    @Test("a wake-up noted for a run that ended without waiting does not end the next run's wait")
+    func staleNotedWakeUpIsDropped() throws {
+        let (loop, clock) = virtualLoop()
+        let mode = Loop.Mode("stale-owner-wake")
+        let timer = try LoopTimer(after: .seconds(5), clock: clock, label: "stale-owner-wake-timer") { _ in loop.stop() }
+        loop.add(timer, mode: mode)
+        var firstRun = true
+        let entry = LoopObserver(activities: .entry, label: "stale-owner-wake-entry") { _, _ in
+            guard firstRun else { return }
+            firstRun = false
+            loop.wakeUp()   // noted for this run, which stops before its first wait (L0)
+            loop.stop()
+        }
+        let woke = Trace()
+        let after = LoopObserver(activities: .afterWaiting, label: "stale-owner-wake-after") { _, _ in
+            woke.add("woke at \(clock.now.nanoseconds / 1_000_000_000) s")
+        }
+        loop.add(entry, mode: mode)
+        loop.add(after, mode: mode)
+        #expect(loop.run(mode: mode, timeout: .seconds(10)) == .stopped)
+        #expect(woke.all.isEmpty)
+        #expect(loop.run(mode: mode, timeout: .seconds(10)) == .stopped)
+        #expect(woke.all == ["woke at 5 s"], "the first run's wake-up ended the second run's wait: \(woke.all)")
         timer.invalidate()
     }
 }
