@@ -74,13 +74,26 @@ let package = Package(
             path: "Support/CGNUstepPeer",
             linkerSettings: [.linkedLibrary("dl")]
         ),
+        // The executors an actor hops onto (a loop, a SwiftNIO event loop, a serial
+        // DispatchQueue) and SwiftNIO's pinned loop thread, shared by LoopBenchmarks and the
+        // executor-pairs tool.
+        .target(
+            name: "ExecutorPeers",
+            dependencies: [
+                "BenchPasses", "CBenchSupport",
+                .product(name: "RunLoopCore", package: rootPackage),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Support/ExecutorPeers"
+        ),
         // The loop beside CFRunLoop and Foundation's RunLoop (from the toolchain), libuv, GLib
         // and SwiftNIO.
         benchmarkTarget(
             "LoopBenchmarks",
             libraries: ["RunLoopCore"],
             support: [
-                "CBenchSupport", "CLibuvPeer", "CGLibPeer", "BenchPasses",
+                "CBenchSupport", "CLibuvPeer", "CGLibPeer", "BenchPasses", "ExecutorPeers",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -106,6 +119,13 @@ let package = Package(
             name: "round-trip-pairs",
             dependencies: ["BenchPasses", "CBenchSupport"],
             path: "Tools/RoundTripPairs"
+        ),
+        // Executor hops onto a loop against hops onto a SwiftNIO event loop, timed in pairs of
+        // chunks; Scripts/run-executor-pairs.sh.
+        .executableTarget(
+            name: "executor-pairs",
+            dependencies: ["BenchPasses", "ExecutorPeers"],
+            path: "Tools/ExecutorPairs"
         ),
         // The polling pass on Loop.main, which package-benchmark cannot reach (its benchmarks
         // never run on the main thread); Scripts/run-main-loop.sh.

@@ -13,8 +13,8 @@
 # 4. writes .build-results/results.md (raw), tables.md and ratios.json (for Scripts/check);
 # 5. with --docs, replaces the generated block of Docs/Benchmarks.md with the tables, the
 #    machine, the load (uptime) before and after, the placement and the date;
-# 6. runs Scripts/run-main-loop.sh, Scripts/run-loop-scaling.sh and
-#    Scripts/run-round-trip-pairs.sh (with --docs, they update their own blocks).
+# 6. runs Scripts/run-main-loop.sh, Scripts/run-loop-scaling.sh, Scripts/run-round-trip-pairs.sh
+#    and Scripts/run-executor-pairs.sh (with --docs, they update their own blocks).
 # RUNLOOPKIT_BENCH_SECONDS shortens each benchmark's sampling (default 2 s loop, 1 s others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,3 +59,4 @@ fi
 if [ "$docs" = 1 ]; then Scripts/run-main-loop.sh --docs; else Scripts/run-main-loop.sh; fi
 if [ "$docs" = 1 ]; then Scripts/run-loop-scaling.sh --docs; else Scripts/run-loop-scaling.sh; fi
 if [ "$docs" = 1 ]; then Scripts/run-round-trip-pairs.sh --docs; else Scripts/run-round-trip-pairs.sh; fi
+if [ "$docs" = 1 ]; then Scripts/run-executor-pairs.sh --docs; else Scripts/run-executor-pairs.sh; fi

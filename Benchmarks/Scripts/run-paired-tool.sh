@@ -6,7 +6,7 @@
 #
 #   Scripts/run-paired-tool.sh PRODUCT SCRIPT PLACEMENT [--docs] [tool arguments]
 #
-# The scripts that call it: run-loop-scaling.sh, run-round-trip-pairs.sh,
+# The scripts that call it: run-loop-scaling.sh, run-round-trip-pairs.sh, run-executor-pairs.sh,
 # run-allocation-overhead.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."

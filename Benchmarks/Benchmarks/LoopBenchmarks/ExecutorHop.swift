@@ -1,16 +1,17 @@
 import BenchPasses
 import Benchmark
 import CBenchSupport
+import ExecutorPeers
 import Dispatch
 import NIOCore
 import NIOPosix
 import RunLoopCore
 import Synchronization
 
-// Executor hops (issue 14, item 7): a task on the default executor awaits a method of an actor
-// whose executor is X, 1,000 times per sample. Each call hops onto X's thread and the task hops
-// back to the default executor, so the hop back costs the same for every X and the difference
-// between rows is X's enqueue, wake-up and run. The peers:
+// Executor hops (issue 14, item 7): a default actor on the global executor (`HopRunner`) awaits
+// a method of an actor whose executor is X, 1,000 times per sample. Each call hops onto X's
+// thread and back to the global executor, so the hop back costs the same for every X and the
+// difference between rows is X's enqueue, wake-up and run. The peers:
 //   Loop                   an actor whose `unownedExecutor` is a `LoopThread`'s loop
 //   SwiftNIO               an actor on a SwiftNIO event loop (`loop.executor`)
 //   Dispatch serial queue  an actor on a serial `DispatchQueue`, through the small
@@ -18,90 +19,19 @@ import Synchronization
 // The malloc counts are per call, both hops included: the runtime's own share is the same in
 // every row, so the Loop row's excess over NIO's is what the loop adds per job.
 //
-// "job on the executor" isolates one job: inside an actor method on X, `Task.yield()` 1,000
-// times, each an enqueue on X from X's own thread and a run there (no thread switch, no hop
-// back); its mallocs per operation are the executor's own per job.
-
-/// The actor every peer hosts.
-actor HopTarget {
-    private let executor: UnownedSerialExecutor
-    private(set) var calls = 0
-
-    init(executor: UnownedSerialExecutor) { self.executor = executor }
-
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor }
-
-    func hop() { calls &+= 1 }
-
-    /// `count` jobs on this executor and nothing else: each `Task.yield()` re-enqueues the
-    /// task on the actor's executor from its own thread.
-    func yields(_ count: Int) async {
-        for _ in 0..<count { await Task.yield() }
-    }
-}
-
-/// A serial `DispatchQueue` as a `SerialExecutor`: one `async` (a closure) per job.
-final class DispatchQueueExecutor: SerialExecutor {
-    let queue: DispatchQueue
-
-    init(label: String) { queue = DispatchQueue(label: label) }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
-    }
-
-    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
-}
-
-/// One peer's executor: made in the benchmark's set-up, ended in its tear-down.
-protocol HopPeer: AnyObject, Sendable {
-    /// Starts the executor's thread and returns the actor on it.
-    func start() -> HopTarget
-    func stop()
-}
-
-/// `@unchecked Sendable`: `thread` is set in `start()` and cleared in `stop()`, both on the
-/// benchmark runner between samples, never while a sample runs.
-final class LoopHopPeer: HopPeer, @unchecked Sendable {
-    private var thread: LoopThread?
-
-    func start() -> HopTarget {
-        let thread = LoopThread(name: "hop-loop")
-        self.thread = thread
-        return HopTarget(executor: thread.loop.asUnownedSerialExecutor())
-    }
-
-    func stop() {
-        thread?.stop()
-        thread = nil
-    }
-}
-
-/// `@unchecked Sendable`: see `NIOPeer` (its loop thread is pinned to `roundTripCPU`).
-final class NIOHopPeer: HopPeer, @unchecked Sendable {
-    private let peer = NIOPeer()
-
-    func start() -> HopTarget {
-        do { try peer.start() } catch { preconditionFailure("SwiftNIO's loop did not start: \(error)") }
-        return HopTarget(executor: peer.loop!.executor.asUnownedSerialExecutor())
-    }
-
-    func stop() { peer.stop() }
-}
-
-/// `@unchecked Sendable`: `executor` is set in `start()` and cleared in `stop()`, between samples.
-final class DispatchHopPeer: HopPeer, @unchecked Sendable {
-    private var executor: DispatchQueueExecutor?
-
-    func start() -> HopTarget {
-        let executor = DispatchQueueExecutor(label: "hop-queue")
-        self.executor = executor
-        return HopTarget(executor: executor.asUnownedSerialExecutor())
-    }
-
-    func stop() { executor = nil }
-}
+// "job on the executor": inside an actor method on X, `Task.yield()` 1,000 times. Each yield
+// puts the task on the global executor (Swift 6.3's `Task.yield` enqueues on the task's
+// executor preference, else the global one, never on a serial executor), and the isolated
+// statement after it brings the task back: one job enqueued on X from a Dispatch worker and
+// run on X's thread per operation. Without that statement the compiler drops the hop back and
+// the whole loop runs on the global executor, measuring nothing of X (as an earlier version
+// of this benchmark did). Its mallocs per operation are the runtime's continuation job plus
+// whatever X adds per job.
+//
+// "job from the executor's own thread": inside an actor method on X, a chain of 1,000
+// unstructured tasks, each created by the one before (`Task { }` inherits the actor's
+// isolation), so each job is enqueued on X from X's own thread and no thread switches; its
+// mallocs per operation are the task's own plus whatever X adds per job.
 
 /// The actor of the running benchmark, set in its set-up.
 let currentHopTarget = Mutex<HopTarget?>(nil)
@@ -114,15 +44,23 @@ func registerExecutorHopBenchmarks() {
     ]
     for (name, peer) in peers {
         registerOnPeer("executor hop: await an actor on it, from a task · \(name)", name, peer) { target, benchmark in
-            for _ in 0..<warmUpRoundTrips { await target.hop() }
+            // From a default actor, so every call returns with a hop back (see `HopRunner`).
+            let runner = HopRunner()
+            await runner.hops(to: target, warmUpRoundTrips)
             benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations { await target.hop() }
+            await runner.hops(to: target, benchmark.scaledIterations.count)
             benchmark.stopMeasurement()
         }
         registerOnPeer("job on the executor: Task.yield inside an actor on it · \(name)", name, peer) { target, benchmark in
             await target.yields(warmUpRoundTrips)
             benchmark.startMeasurement()
             await target.yields(benchmark.scaledIterations.count)
+            benchmark.stopMeasurement()
+        }
+        registerOnPeer("job from the executor's own thread: a task on an actor on it creates the next · \(name)", name, peer) { target, benchmark in
+            await target.taskChain(warmUpRoundTrips)
+            benchmark.startMeasurement()
+            await target.taskChain(benchmark.scaledIterations.count)
             benchmark.stopMeasurement()
         }
     }

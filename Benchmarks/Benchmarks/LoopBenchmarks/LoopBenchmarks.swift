@@ -10,7 +10,8 @@
 //                  on; beside a raw eventfd ping-pong through epoll. Every thread of these is
 //                  pinned to CPU 0 (target: ≤ 1.15× the raw floor).
 //   executor hop   a task awaits an actor whose executor is the loop, a SwiftNIO event loop or
-//                  a serial DispatchQueue (target: ≤ 1.0× NIO; mallocs per job).
+//                  a serial DispatchQueue (target: ≤ 1.0× NIO; mallocs per job); a job that
+//                  comes back from the global executor; a job enqueued from the executor's thread.
 //   scale          10,000 idle source0s / fd sources and 100,000 armed timers beside a pass, and
 //                  a second loop busy on the other CPU, each against the same work without them
 //                  (Scale.swift).

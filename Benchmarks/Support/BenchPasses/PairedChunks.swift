@@ -19,18 +19,30 @@ public struct PairedChunks {
     /// per unit), the baseline first in even rounds and second in odd ones.
     public init(rounds: Int, baseline runBaseline: () -> Double, measured runMeasured: () -> Double) {
         for round in 0..<rounds {
-            let first: Double, second: Double
-            if round % 2 == 0 {
-                first = runBaseline()
-                second = runMeasured()
+            let baselineTime: Double, measuredTime: Double
+            if PairedChunks.baselineFirst(inRound: round) {
+                baselineTime = runBaseline()
+                measuredTime = runMeasured()
             } else {
-                second = runMeasured()
-                first = runBaseline()
+                measuredTime = runMeasured()
+                baselineTime = runBaseline()
             }
-            baseline.append(first)
-            measured.append(second)
-            ratios.append(second / first)
+            append(baseline: baselineTime, measured: measuredTime)
         }
+    }
+
+    /// No rounds yet: for a tool whose chunks are async, which runs its own rounds in the order
+    /// `baselineFirst(inRound:)` gives and `append`s each.
+    public init() {}
+
+    /// Whether round `round` times its baseline chunk first (even rounds) or second.
+    public static func baselineFirst(inRound round: Int) -> Bool { round % 2 == 0 }
+
+    /// Records one round's chunk times (per unit).
+    public mutating func append(baseline baselineTime: Double, measured measuredTime: Double) {
+        baseline.append(baselineTime)
+        measured.append(measuredTime)
+        ratios.append(measuredTime / baselineTime)
     }
 
     /// The table cells "baseline median | measured median | ratio median | 25th–75th percentile".

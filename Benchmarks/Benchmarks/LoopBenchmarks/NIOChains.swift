@@ -1,6 +1,7 @@
 import BenchPasses
 import Benchmark
 import CBenchSupport
+import ExecutorPeers
 import NIOCore
 import NIOPosix
 
@@ -10,29 +11,6 @@ import NIOPosix
 // one loop iteration per hop, and the last hop writes an eventfd the runner waits on. The NIO
 // thread and the runner are both pinned to `roundTripCPU`; the one wake-up per sample of 1,000
 // hops is in the measured span (about 5 ns per hop at the same-CPU floor of ~5 µs).
-
-/// The loop thread of the NIO benchmarks; one group per benchmark, shut down in its tear-down.
-/// `@unchecked Sendable`: `group` and `loop` are set in `start()` before any task is posted and
-/// cleared in `stop()` after the group shut down.
-final class NIOPeer: @unchecked Sendable {
-    private(set) var group: MultiThreadedEventLoopGroup?
-    private(set) var loop: (any EventLoop)?
-
-    func start() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let loop = group.next()
-        let pinned = try loop.submit { bench_pin_current_thread(roundTripCPU) }.wait()
-        precondition(pinned == 0, "could not pin SwiftNIO's loop thread to CPU \(roundTripCPU): errno \(pinned)")
-        self.group = group
-        self.loop = loop
-    }
-
-    func stop() {
-        try? group?.syncShutdownGracefully()
-        group = nil
-        loop = nil
-    }
-}
 
 /// The state of a running chain. Written by the runner before it posts the first hop and read
 /// by the hops on NIO's thread afterwards (the post is the hand-over); the runner reads `hops`

@@ -1,0 +1,88 @@
+// Executor hops onto a loop against hops onto a SwiftNIO event loop (issue 14's target: a hop
+// onto a loop costs no more than one onto SwiftNIO), timed in pairs of chunks milliseconds apart
+// so that the host's slow periods, seconds long, cannot decide the ratio as they can between
+// package-benchmark rows run seconds apart (Docs/Benchmarks.md, "Loops on two CPUs").
+//
+// A task on the global executor makes chunks of the same work, alternately on an actor whose
+// executor is a LoopThread's loop and on one whose executor is a SwiftNIO event loop, in both
+// orders. The process runs under `taskset -c 0`, so every thread shares CPU 0, as in
+// LoopBenchmarks' executor rows. The works are those rows':
+//   executor hop   `await target.hop()` from a default actor (`HopRunner`): onto the executor's
+//                  thread and back to the global one
+//   yield job      inside the actor, `Task.yield()` then an isolated statement: out to the
+//                  global executor and back onto the executor's thread
+//   task chain     inside the actor, each task creates the next (`Task { }` inherits the
+//                  isolation): a job enqueued on the executor from its own thread
+//
+//   executor-pairs [rounds] [operations per chunk]      (default 200 rounds × 200)
+
+import BenchPasses
+import ExecutorPeers
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let rounds = arguments.count > 0 ? Int(arguments[0]) ?? 200 : 200
+let perChunk = arguments.count > 1 ? Int(arguments[1]) ?? 200 : 200
+
+/// One work of the table: its row name and `count` operations on `target`.
+struct ExecutorWork: Sendable {
+    let name: String
+    let run: @Sendable (HopTarget, Int) async -> Void
+}
+
+let works = [
+    ExecutorWork(name: "executor hop: await an actor on it, from a task") { target, count in
+        await HopRunner().hops(to: target, count)
+    },
+    ExecutorWork(name: "job on the executor: Task.yield inside an actor on it") { target, count in
+        await target.yields(count)
+    },
+    ExecutorWork(name: "job from the executor's own thread: a task on an actor on it creates the next") { target, count in
+        await target.taskChain(count)
+    },
+]
+
+/// ns per operation of `count` operations of `work` on `target`.
+func timed(_ work: ExecutorWork, on target: HopTarget, _ count: Int) async -> Double {
+    let start = monotonicNanoseconds()
+    await work.run(target, count)
+    return Double(monotonicNanoseconds() - start) / Double(count)
+}
+
+/// The paired chunks of `work`: SwiftNIO's actor is the baseline, the loop's the measured one.
+func pairs(of work: ExecutorWork) async -> PairedChunks {
+    let loopPeer = LoopHopPeer(), nioPeer = NIOHopPeer()
+    let onLoop = loopPeer.start(), onNIO = nioPeer.start()
+    defer {
+        loopPeer.stop()
+        nioPeer.stop()
+    }
+    await work.run(onLoop, warmUpRoundTrips)
+    await work.run(onNIO, warmUpRoundTrips)
+    var result = PairedChunks()
+    for round in 0..<rounds {
+        let nio: Double, loop: Double
+        if PairedChunks.baselineFirst(inRound: round) {
+            nio = await timed(work, on: onNIO, perChunk)
+            loop = await timed(work, on: onLoop, perChunk)
+        } else {
+            loop = await timed(work, on: onLoop, perChunk)
+            nio = await timed(work, on: onNIO, perChunk)
+        }
+        result.append(baseline: nio, measured: loop)
+    }
+    return result
+}
+
+let rows = await Task.detached {
+    var rows: [String] = []
+    for work in works {
+        let chunks = await pairs(of: work)
+        rows.append("| \(work.name) | \(chunks.tableCells) |")
+    }
+    return rows
+}.value
+print("""
+    | work, every thread on CPU 0 (\(rounds) rounds × 2 chunks of \(perChunk)) | SwiftNIO, ns (median) | Loop, ns (median) | Loop ÷ SwiftNIO, paired median | 25th–75th percentile |
+    |---|---:|---:|---:|---:|
+    \(rows.joined(separator: "\n"))
+    """)
