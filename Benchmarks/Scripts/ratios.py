@@ -122,13 +122,28 @@ def load_thresholds(path=THRESHOLDS):
     return {"ratios": data.get("ratios", {}), "mallocs": data.get("mallocs", {})}
 
 
-def ratio_verdict(row, thresholds):
+def gated_value(row, limit, rows_by_key):
+    """The value a threshold limits: the row's ratio, or, for a threshold with "relative_to",
+    the row's ratio divided by that reference row's ratio in the same run (None when the
+    reference was not measured)."""
+    reference_key = limit.get("relative_to")
+    if reference_key is None:
+        return row["ratio"]
+    reference = (rows_by_key or {}).get(reference_key)
+    return None if reference is None else row["ratio"] / reference["ratio"]
+
+
+def ratio_verdict(row, thresholds, rows_by_key=None):
     """(met: True/False, or None without a threshold; note) for a row's ratio."""
     limit = thresholds["ratios"].get(row["key"])
     if limit is None:
         return None, ""
-    ok = row["ratio"] <= limit["max"]
-    return ok, f"≤ {limit['max']:g}×: " + ("yes" if ok else f"**no** ({row['ratio'] / limit['max']:.2f}× over)")
+    value = gated_value(row, limit, rows_by_key)
+    if value is None:
+        return False, f"≤ {limit['max']:g}× of its reference: **no** (reference not measured: {limit['relative_to']})"
+    ok = value <= limit["max"]
+    prefix = f"÷ reference's {row['ratio'] / value:.3g}× = {value:.3g}×, " if "relative_to" in limit else ""
+    return ok, prefix + f"≤ {limit['max']:g}×: " + ("yes" if ok else f"**no** ({value / limit['max']:.2f}× over)")
 
 
 def malloc_verdict(row, thresholds):
@@ -155,6 +170,7 @@ def fmt_count(value):
 
 
 def table(rows, thresholds):
+    rows_by_key = {r["key"]: r for r in rows}
     lines = []
     for group in dict.fromkeys(r["group"] for r in rows):
         lines.append(f"### {group}\n")
@@ -164,7 +180,7 @@ def table(rows, thresholds):
         for row in (r for r in rows if r["group"] == group):
             first = row["work"] != last_work
             last_work = row["work"]
-            notes = [ratio_verdict(row, thresholds)[1]] + ([malloc_verdict(row, thresholds)[1]] if first else [])
+            notes = [ratio_verdict(row, thresholds, rows_by_key)[1]] + ([malloc_verdict(row, thresholds)[1]] if first else [])
             note = "; ".join(n for n in notes if n)
             ours_cells = (f"{row['work']} | {fmt(row['ours_ns'])} | {fmt_count(row['ours_mallocs'])} ({fmt_count(row['ours_mallocs_max'])})"
                           if first else " | | ")
