@@ -35,18 +35,16 @@ public final class PThreadMutex: @unchecked Sendable {   // Sendable: the mutex 
 
     /// Locks; pair with `unlock()` on the same thread. Prefer `withLock`.
     @inlinable @inline(__always)
-    public func lock() { pthread_mutex_lock(mutex) }
+    public func lock() { LentMutex(self).lock() }
 
     /// Unlocks a mutex this thread locked.
     @inlinable @inline(__always)
-    public func unlock() { pthread_mutex_unlock(mutex) }
+    public func unlock() { LentMutex(self).unlock() }
 
     /// Runs `body` with the mutex held.
     @inlinable @inline(__always)
     public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
+        try LentMutex(self).withLock(body)
     }
 
     /// The raw mutex, for a condition variable that waits on it.

@@ -48,14 +48,11 @@ extension Loop: SerialExecutor, TaskExecutor {
     /// Creates the modes ``jobModes`` names (B1: queueing a block creates its modes); whether
     /// they all exist now. Lock held.
     private func createJobModesLocked() -> Bool {
-        switch guarded.jobTarget {
-        case .one(let mode):
-            return mode == .common || modeStateLocked(mode, create: true) != nil
-        case .several(let modes):
-            var all = true
-            for mode in modes where mode != .common && modeStateLocked(mode, create: true) == nil { all = false }
-            return all
+        var all = true
+        for mode in guarded.jobTarget.modes where mode != .common && modeStateLocked(mode, create: true) == nil {
+            all = false
         }
+        return all
     }
 
     /// This loop as an unowned serial executor (for an actor's `unownedExecutor`).
@@ -105,16 +102,9 @@ extension Loop: SerialExecutor, TaskExecutor {
     /// loop.jobModes = [.default]
     /// ```
     public var jobModes: [Loop.Mode] {
-        get {
-            lock.withLock {
-                switch guarded.jobTarget {
-                case .one(let mode): return [mode]
-                case .several(let modes): return modes
-                }
-            }
-        }
+        get { lock.withLock { guarded.jobTarget.modes } }
         set {
-            let target: PendingBlock.Target = newValue.count <= 1 ? .one(newValue.first ?? .common) : .several(newValue)
+            let target = PendingBlock.Target(modes: newValue.isEmpty ? [.common] : newValue)
             lock.withLock {
                 guarded.jobTarget = target
                 guarded.jobModesExist = false

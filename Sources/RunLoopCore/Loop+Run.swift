@@ -245,12 +245,11 @@ extension Loop {
             if wakePending {
                 lock.lock()
                 if wakePending && guarded.wakeSerial != frame.serial {
-                    if wakeNoted.load(ordering: .relaxed) {
-                        wakeNoted.store(false, ordering: .relaxed)   // nothing was written
-                    } else {
+                    // A noted one is only dropped: nothing was written to read.
+                    if takeNotedWakeUpLocked(serial: frame.serial) == nil {
                         _ = drainCounter(guarded.wakeFD, "a stale wake-up")
+                        wakePending = false
                     }
-                    wakePending = false
                 }
                 lock.unlock()
             }
@@ -289,11 +288,7 @@ extension Loop {
                     // section, so no other thread can tell it from no wait at all (W4), and the
                     // pass goes on to its exit checks without another lock round trip. It takes
                     // a wake-up noted on this thread, as a poll takes a written one.
-                    if wakeNoted.load(ordering: .relaxed) {
-                        wakeNoted.store(false, ordering: .relaxed)
-                        wakePending = false
-                        if guarded.wakeSerial == frame.serial { live = .wake }
-                    }
+                    if takeNotedWakeUpLocked(serial: frame.serial) == true { live = .wake }
                     if armed != .max {
                         let now = clockNanoseconds()
                         if armed <= now {

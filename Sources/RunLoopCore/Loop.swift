@@ -339,12 +339,16 @@ public final class Loop: @unchecked Sendable {
     /// for the run `serial` (one noted for an earlier run is stale and dropped, as a stale
     /// write is).
     func takeNotedWakeUp(serial: UInt64) -> Bool? {
-        lock.withLock {
-            guard wakeNoted.load(ordering: .relaxed) else { return nil }
-            wakeNoted.store(false, ordering: .relaxed)
-            wakePending = false
-            return guarded.wakeSerial == serial
-        }
+        lock.withLock { takeNotedWakeUpLocked(serial: serial) }
+    }
+
+    /// `takeNotedWakeUp` with the lock held.
+    @inline(__always)
+    func takeNotedWakeUpLocked(serial: UInt64) -> Bool? {
+        guard wakeNoted.load(ordering: .relaxed) else { return nil }
+        wakeNoted.store(false, ordering: .relaxed)
+        wakePending = false
+        return guarded.wakeSerial == serial
     }
 
     /// Writes the wake-up descriptor `decideWakeUpLocked` returned (nothing for -1); a failed
@@ -553,7 +557,20 @@ struct Source0Pick {
 
 /// A block waiting for a matching mode (B1).
 struct PendingBlock {
-    enum Target { case one(Loop.Mode), several([Loop.Mode]) }
+    enum Target {
+        case one(Loop.Mode), several([Loop.Mode])
+
+        /// `.one` for a single mode.
+        init(modes: [Loop.Mode]) { self = modes.count == 1 ? .one(modes[0]) : .several(modes) }
+
+        /// The modes named.
+        var modes: [Loop.Mode] {
+            switch self {
+            case .one(let mode): return [mode]
+            case .several(let modes): return modes
+            }
+        }
+    }
     /// A closure performed with `perform`, or a Swift Concurrency job enqueued on the loop as
     /// an executor (no closure allocated for it): as a serial executor (an actor's job) or as a
     /// task executor (a task that prefers the loop, running nonisolated code).
