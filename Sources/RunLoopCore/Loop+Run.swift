@@ -351,7 +351,9 @@ extension Loop {
 
             // Exit checks in CF's order (L-e); emptiness only now (L-f).
             if handled && stopAfterHandle { return .handledSource }
-            if deadline == 0 || deadline <= clockNanoseconds() { return .timedOut }
+            // A run without a timeout (`.max`) does not read the clock: on this VM a read costs
+            // about 45 ns, 8% of a cross-thread round trip's time above its floor.
+            if deadline == 0 || (deadline != .max && deadline <= clockNanoseconds()) { return .timedOut }
             if consumeStop(state, frame) { return .stopped }
             if isEmptyLocked(state) { return .finished }
             lock.unlock()

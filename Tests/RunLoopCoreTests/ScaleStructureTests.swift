@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import RunLoopCore
 
@@ -132,4 +133,38 @@ struct ScaleStructureTests {
         #expect(payload == nil, "the removed timer (and what its callout captured) is still referenced")
     }
 
+    /// A real-time clock that counts its readings.
+    final class CountingClock: LoopClock {
+        let readings = Atomic<Int>(0)
+        var now: LoopInstant {
+            readings.add(1, ordering: .relaxed)
+            return MonotonicClock.shared.now
+        }
+        var isVirtual: Bool { false }
+        var minimumResolution: Duration { .nanoseconds(1) }
+        func sleep(until deadline: LoopInstant, tolerance: Duration?) async throws {
+            try await MonotonicClock.shared.sleep(until: deadline, tolerance: tolerance)
+        }
+    }
+
+    @Test("A run without a timeout and without timers reads no clock: 200 passes that each perform a source, no reading")
+    func runWithoutTimeoutReadsNoClock() {
+        let clock = CountingClock()
+        let loop = Loop(clock: clock)
+        defer { loop.tearDown() }
+        final class Passes { var performed = 0; var source: LoopSource? }   // the loop's thread only
+        let passes = Passes()
+        let source = LoopSource(label: "again", onOwnerThreadOf: loop) {
+            passes.performed += 1
+            if passes.performed == 200 { loop.stop() } else { passes.source?.signal() }
+        }
+        passes.source = source
+        loop.add(source, mode: .default)
+        source.signal()
+        let before = clock.readings.load(ordering: .relaxed)
+        loop.run()
+        #expect(passes.performed == 200)
+        #expect(clock.readings.load(ordering: .relaxed) - before == 0, "the passes of a run without a deadline read the clock")
+        passes.source = nil
+    }
 }
