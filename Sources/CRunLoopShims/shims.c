@@ -140,7 +140,8 @@ int rlk_epoll_wait(int epfd, uint64_t *tokens, uint32_t *ready, int max, int tim
 
 // One epoll wait: epoll_pwait2 (nanoseconds) when the kernel has it, else epoll_wait with the
 // timeout rounded up to milliseconds. A poll (0) or an endless wait (< 0) needs no nanoseconds:
-// plain epoll_wait skips copying a timespec in, which a polling pass on Loop.main pays each time.
+// epoll_pwait with no signal mask (epoll_wait, which aarch64 lacks) skips copying a timespec in,
+// which a polling pass on Loop.main pays each time.
 static int rlk_epoll_wait_once(int epfd, struct epoll_event *events, int max, int64_t timeout_ns) {
     if (timeout_ns <= 0) return (int)syscall(SYS_epoll_pwait, epfd, events, max, timeout_ns < 0 ? -1 : 0, NULL, (size_t)(_NSIG / 8));
 #ifdef SYS_epoll_pwait2
