@@ -14,7 +14,8 @@
 # 5. with --docs, replaces the generated block of Docs/Benchmarks.md with the tables, the
 #    machine, the load (uptime) before and after, the placement and the date;
 # 6. runs Scripts/run-main-loop.sh, Scripts/run-loop-scaling.sh, Scripts/run-round-trip-pairs.sh
-#    and Scripts/run-executor-pairs.sh (with --docs, they update their own blocks).
+#    and Scripts/run-executor-pairs.sh (with --docs, they update their own blocks; their tables
+#    also go to .build-results/paired/, for the thresholds of Scripts/check that name them).
 # RUNLOOPKIT_BENCH_SECONDS shortens each benchmark's sampling (default 2 s loop, 1 s others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,10 @@ while [ $# -gt 0 ]; do
 done
 out=.build-results
 mkdir -p "$out"
+# The paired tools of this run save their tables here; Scripts/check judges the thresholds
+# that name one by them. Emptied first, so that check never mixes runs.
+rm -rf "$out/paired" && mkdir -p "$out/paired"
+export RUNLOOPKIT_PAIRED_OUT="$PWD/$out/paired"
 Scripts/install-peers.sh
 swift build -c release 2>&1 | tail -1
 cpu=0   # must match roundTripCPU in Benchmarks/LoopBenchmarks/PinnedThread.swift

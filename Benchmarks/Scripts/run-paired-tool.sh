@@ -21,6 +21,8 @@ table=$(taskset -c 0 "$tool" "$@")
 load_after=$(uptime | sed 's/.*load average: //')
 echo "$table"
 echo "load before: $load_before; after: $load_after"
+# run-all.sh collects the tables of its run for Scripts/check (thresholds with "paired").
+if [ -n "${RUNLOOPKIT_PAIRED_OUT:-}" ]; then printf '%s\n' "$table" > "$RUNLOOPKIT_PAIRED_OUT/$product.md"; fi
 if [ "$docs" = 1 ]; then
     python3 Scripts/replace-docs-block.py "$script" <<MD
 - date: $(date -u '+%Y-%m-%d %H:%M UTC'); command: \`Benchmarks/Scripts/$script --docs${*:+ $*}\`
