@@ -118,15 +118,14 @@ extension Loop {
         // run started and again only when the mode's observers changed since. An observer
         // removed by an earlier callout is still called (O5): the held snapshot keeps it
         // alive. A change another thread makes meanwhile counts as made after this
-        // notification. The snapshot replaced is released after the lock.
+        // notification.
         if state.observersVersion.load(ordering: .acquiring) != scratch.pointee.observersHeldVersion {
-            lock.lock()
-            let previous = frame.holdObserverSnapshotLocked(state)
-            lock.unlock()
-            withExtendedLifetime(previous) {}
+            refreshObserverSnapshot(state, frame)
         }
-        if hasSink { emit(.activity(activity), activity.shortName, state.mode) }
-        guard let entries = scratch.pointee.observerEntries else { return }
+        guard let entries = scratch.pointee.observerEntries else {
+            if hasSink { emitActivity(activity, state) }
+            return
+        }
         // The observers of this activity only, in order, unretained (the snapshot is held).
         // CF collects the valid, non-firing ones first and calls them after; testing both at
         // each call is the same: invalidation is final, and an observer that a callout of
@@ -137,23 +136,63 @@ extension Loop {
         let slot = activity.rawValue.trailingZeroBitCount
         var index = starts[slot]
         let end = starts[slot + 1]
+        // The sink and interceptor change only between passes (`refreshInstrumentation`), so
+        // one test serves the whole notification. With neither, the loop below calls the
+        // observers directly; the wrapped calls, the events and the snapshot refresh are out of
+        // line, which keeps this function's frame small (fewer registers saved and reloaded
+        // per observer).
+        if owned.wrapsCallouts {
+            doObserversWrapped(activity, state, entries: entries, from: index, to: end)
+            return
+        }
         while index < end {
-            entries[index]._withUnsafeGuaranteedRef { fireObserver($0, activity, state) }
+            entries[index]._withUnsafeGuaranteedRef { observer in
+                fireObserver(observer) { __RLK_IS_CALLING_OUT_TO_AN_OBSERVER__(observer, activity) }
+            }
             index += 1
         }
     }
 
-    /// O4 steps 1–5 for one observer of the snapshot.
+    /// O4 steps 1–5 for one observer of the snapshot; `call` makes the callout.
     @inline(__always)
-    private func fireObserver(_ observer: LoopObserver, _ activity: Loop.Activity, _ state: ModeState) {
+    private func fireObserver(_ observer: LoopObserver, _ call: () -> Void) {
         // Invalidated (maybe by an earlier callout, O5), or firing in an outer run (O5).
         guard observer.core.isValid, !observer.firing.load(ordering: .relaxed) else { return }
         observer.firing.store(true, ordering: .relaxed)
-        callOut(.observer, observer.label, state.mode) {
-            __RLK_IS_CALLING_OUT_TO_AN_OBSERVER__(observer, activity)
-        }
+        call()
         if !observer.repeats { observer.invalidate() }  // O5: a one-shot observer fires once
         observer.firing.store(false, ordering: .relaxed)
+    }
+
+    /// Takes the mode's current observer snapshot; the one replaced is released after the lock.
+    @inline(never)
+    private func refreshObserverSnapshot(_ state: ModeState, _ frame: RunFrame) {
+        lock.lock()
+        let previous = frame.holdObserverSnapshotLocked(state)
+        lock.unlock()
+        withExtendedLifetime(previous) {}
+    }
+
+    @inline(never)
+    private func emitActivity(_ activity: Loop.Activity, _ state: ModeState) {
+        emit(.activity(activity), activity.shortName, state.mode)
+    }
+
+    /// `doObservers` with an event sink or an interceptor installed: the activity's event, then
+    /// each observer's callout inside `callOut`.
+    @inline(never)
+    private func doObserversWrapped(_ activity: Loop.Activity, _ state: ModeState,
+                                    entries: UnsafeMutablePointer<Unmanaged<LoopObserver>>, from start: Int, to end: Int) {
+        if hasSink { emit(.activity(activity), activity.shortName, state.mode) }
+        var index = start
+        while index < end {
+            entries[index]._withUnsafeGuaranteedRef { observer in
+                fireObserver(observer) {
+                    callOut(.observer, observer.label, state.mode) { __RLK_IS_CALLING_OUT_TO_AN_OBSERVER__(observer, activity) }
+                }
+            }
+            index += 1
+        }
     }
 
     // MARK: Sources0 (S2, S4)
