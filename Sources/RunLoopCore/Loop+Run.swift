@@ -303,10 +303,14 @@ extension Loop {
                     state.syncTimerFD()   // from now on `rearm` writes it as it changes (T3)
                     lock.unlock()
                     if !poll && hasSink { emit(.sleep, "", state.mode) }
+                    var lockHeld = false
                     live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
-                                quiet: quiet, armed: armed, serial: frame.serial, batch: batch, frame: frame)
-                    refreshInstrumentation()   // a sink set while the loop slept sees what woke it
-                    lock.lock()
+                                quiet: quiet, armed: armed, serial: frame.serial, batch: batch, frame: frame,
+                                lockHeld: &lockHeld)
+                    if !lockHeld {
+                        refreshInstrumentation()   // a sink set while the loop slept sees what woke it
+                        lock.lock()
+                    }
                     guarded.sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3
                     if !poll && (hasSink || state.liveObserverMask.load(ordering: .relaxed)

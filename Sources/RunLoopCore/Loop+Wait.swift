@@ -39,8 +39,11 @@ extension Loop {
     /// caller under the lock when it set `sleeping`; `serial` identifies the waiting run.
     /// `batch` (several fd sources in the mode) lets one wait collect every ready fd source,
     /// handled together in this pass; ports, timers and wake-ups stay one cause per pass.
+    /// Called without the lock; returns with it held when it sets `lockHeld` (a wake-up
+    /// written by another thread), otherwise without it.
     func wait(_ state: ModeState, poll: Bool, until deadline: UInt64, asyncPort: Int32,
-              quiet: Bool, armed: UInt64, serial: UInt64, batch: Bool, frame: RunFrame) -> LivePort {
+              quiet: Bool, armed: UInt64, serial: UInt64, batch: Bool, frame: RunFrame,
+              lockHeld: inout Bool) -> LivePort {
         if wakeUpLost.load(ordering: .relaxed), takeLostWakeUp(serial: serial) { return .wake }
         // A wake-up noted on this thread (no eventfd written) ends the wait at once, as the
         // written one would, but after whatever descriptor is ready already: the set is polled
@@ -107,17 +110,21 @@ extension Loop {
                 let token = tokens[0], ready = flags[0]
                 switch token {
                 case WaitToken.wake:
-                    let (forThisRun, armedNow) = lock.withLock { () -> (Bool, UInt64) in
-                        _ = drainCounter(guarded.wakeFD, "the wake-up descriptor")
-                        wakePending = false
-                        return (guarded.wakeSerial == serial, state.armedDeadline)
-                    }
+                    // The pass takes the lock right after the wait; this critical section is
+                    // that one (one lock round trip per wake-up from another thread, not two).
+                    refreshInstrumentation()   // before the lock, as the pass does
+                    lock.lock()
+                    _ = drainCounter(guarded.wakeFD, "the wake-up descriptor")
+                    wakePending = false
                     // A wake-up decided for an earlier run whose write landed only now (see
                     // `wakeUp`) is stale: the earlier run would have dropped it (no L-g).
-                    if !forThisRun {
+                    guard guarded.wakeSerial == serial else {
+                        lock.unlock()
                         blockOnDescriptors = false  // a virtual deadline may have moved: recompute
                         continue
                     }
+                    let armedNow = state.armedDeadline
+                    lockHeld = true
                     return armedNow != .max && armedNow <= clock.nowNanoseconds ? .timer : .wake
                 case WaitToken.timer:
                     _ = drainCounter(state.timerFD, "the timer descriptor of mode '\(state.mode)'")  // a timerfd reads like an eventfd
