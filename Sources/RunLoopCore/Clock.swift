@@ -8,6 +8,9 @@ import Synchronization
 /// A loop clock is a Swift `Clock` with ``LoopInstant`` instants and `Duration` durations, so
 /// `Task.sleep(for:clock:)` and `clock.sleep(for:)` work on both kinds.
 ///
+/// A loop may read `now` with its own lock held, so a clock of your own must answer `now`
+/// without calling into a loop (a counter or a read of a time source is fine).
+///
 /// ```swift
 /// let clock = VirtualClock()
 /// let loop = Loop(clock: clock)
