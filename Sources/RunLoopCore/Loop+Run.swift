@@ -245,11 +245,10 @@ extension Loop {
             if wakePending {
                 lock.lock()
                 if wakePending && guarded.wakeSerial != frame.serial {
-                    // A noted one is only dropped: nothing was written to read.
-                    if takeNotedWakeUpLocked(serial: frame.serial) == nil {
-                        _ = drainCounter(guarded.wakeFD, "a stale wake-up")
-                        wakePending = false
-                    }
+                    // A noted one is dropped with its note. A written one leaves an event in
+                    // the set (the descriptor is edge-triggered, nothing to read): the next wait
+                    // takes it and drops it as stale.
+                    if takeNotedWakeUpLocked(serial: frame.serial) == nil { wakePending = false }
                 }
                 lock.unlock()
             }

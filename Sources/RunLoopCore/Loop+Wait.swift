@@ -114,8 +114,7 @@ extension Loop {
                     // that one (one lock round trip per wake-up from another thread, not two).
                     refreshInstrumentation()   // before the lock, as the pass does
                     lock.lock()
-                    _ = drainCounter(guarded.wakeFD, "the wake-up descriptor")
-                    wakePending = false
+                    wakePending = false   // edge-triggered: taking the event is enough, nothing to read
                     // A wake-up decided for an earlier run whose write landed only now (see
                     // `wakeUp`) is stale: the earlier run would have dropped it (no L-g).
                     guard guarded.wakeSerial == serial else {

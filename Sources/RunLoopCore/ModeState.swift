@@ -88,8 +88,12 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
             closeDescriptor(epollFD, what)
             return .failure(failure)
         }
-        for (fd, token) in [(wakeFD, WaitToken.wake), (timerFD, WaitToken.timer)] {
-            if case .failure(let failure) = createDescriptor("epoll_ctl(ADD)", for: what, { rlk_epoll_add(epollFD, fd, 1, token, 0) }) {
+        // The wake-up descriptor is edge-triggered: each write reports one event to each set
+        // that holds it, so the loop never reads it (one system call fewer per wake-up from
+        // another thread). Its counter only grows, by one per write; 2^64 writes are out of
+        // reach. An event left in another mode's set is dropped there as stale (see `wait`).
+        for (fd, token, edge) in [(wakeFD, WaitToken.wake, Int32(1)), (timerFD, WaitToken.timer, Int32(0))] {
+            if case .failure(let failure) = createDescriptor("epoll_ctl(ADD)", for: what, { rlk_epoll_add(epollFD, fd, 1, token, edge) }) {
                 closeDescriptor(epollFD, what)
                 closeDescriptor(timerFD, timerWhat)
                 return .failure(failure)

@@ -111,6 +111,22 @@ extension FaultInjectionTests {
         #expect(woke.first == "woke at 0 s", "the noted wake-up was lost: the wait slept to \(woke)")
     }
 
+    @Test("a wake-up from another thread ends the wait without a read of the wake-up descriptor (edge-triggered)")
+    func crossThreadWakeUpIsNotRead() throws {
+        let readsInjected = Trace()
+        // A failing read planned on the loop's thread for the whole run: a drain of the
+        // wake-up eventfd would consume it. The plan left unconsumed is the proof.
+        try InjectedFaults.with(Fault(.read, EBADF)) {
+            let (woke, _) = try runWakingAtBeforeWaiting("cross-thread-wake") { loop in
+                let waker = BackgroundThread { loop.wakeUp() }   // written, not noted: another thread
+                waker.join()
+            }
+            readsInjected.add("\(InjectedFaults.injected(.read))")
+            #expect(woke.first == "woke at 0 s", "the written wake-up was lost: the wait slept to \(woke)")
+        }
+        #expect(readsInjected.all == ["0"], "the loop read its wake-up descriptor")
+    }
+
     /// Runs a virtual-clock loop's mode `name` for 10 s, with a timer 100 s away (so its first
     /// wait would sleep to the run's timeout) and `wake` called in its first BeforeWaiting.
     /// Returns when each wait ended, and the diagnostics that mention waking the loop.

@@ -375,6 +375,37 @@ struct WakeRules {
         #expect(start.duration(to: clock.now) == .milliseconds(500))
     }
 
+    @Test("L-g: a wake-up taken in one mode leaves no wake in another (the edge-triggered event left in its set is stale)")
+    func wakeTakenInOneModeIsStaleInAnother() throws {
+        let (loop, clock, trace) = tracedVirtualLoop()
+        defer { loop.tearDown() }
+        let other = Loop.Mode("other-mode")
+        // Idle ports make both waits epoll waits on sets that hold the wake-up eventfd.
+        loop.add(try LoopPortSource(label: "idle-default") { _ in }, mode: .default)
+        loop.add(try LoopPortSource(label: "idle-other") { _ in }, mode: other)
+        recordActivities(loop, trace, mode: other)
+        // Both sets exist now; a wake-up written from another thread during the default mode's
+        // run reaches both.
+        #expect(loop.run(mode: other, timeout: 0) == .timedOut)
+        loop.add(LoopObserver(activities: .beforeWaiting, repeats: false, label: "cross-thread wake") { _, _ in
+            let waker = BackgroundThread { loop.wakeUp() }
+            waker.join()
+        }, mode: .default)
+        let woke = Trace()
+        loop.add(LoopObserver(activities: .afterWaiting, label: "woke") { _, _ in
+            woke.add("\(clock.now.nanoseconds / 1_000_000) ms")
+        }, mode: .default)
+        #expect(loop.run(mode: .default, timeout: 10) == .timedOut)
+        #expect(woke.all.first == "0 ms", "the written wake-up did not end the default mode's first wait: \(woke.all)")
+        trace.reset()
+        let passes = loop.passCount
+        let otherStart = clock.now
+        #expect(loop.run(mode: other, timeout: 0.5) == .timedOut)
+        #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "X"])
+        #expect(loop.passCount - passes == 1)
+        #expect(otherStart.duration(to: clock.now) == .milliseconds(500), "the other mode's wait ended early on the old event")
+    }
+
     @Test("W1 stop() is ignored when not running and stops only the innermost run")
     func w1() {
         let (loop, _) = virtualLoop()
