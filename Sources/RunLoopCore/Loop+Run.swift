@@ -245,10 +245,11 @@ extension Loop {
             if wakePending {
                 lock.lock()
                 if wakePending && guarded.wakeSerial != frame.serial {
-                    // A noted one is dropped with its note. A written one leaves an event in
+                    // Dropped, with its note if it was noted. A written one leaves an event in
                     // the set (the descriptor is edge-triggered, nothing to read): the next wait
                     // takes it and drops it as stale.
-                    if takeNotedWakeUpLocked(serial: frame.serial) == nil { wakePending = false }
+                    _ = takeNotedWakeUpLocked(serial: frame.serial)
+                    wakePending = false
                 }
                 lock.unlock()
             }
@@ -306,10 +307,7 @@ extension Loop {
                     live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
                                 quiet: quiet, armed: armed, serial: frame.serial, batch: batch, frame: frame,
                                 lockHeld: &lockHeld)
-                    if !lockHeld {
-                        refreshInstrumentation()   // a sink set while the loop slept sees what woke it
-                        lock.lock()
-                    }
+                    if !lockHeld { lockAfterWait() }
                     guarded.sleeping = false                                     // W4
                     frame.ignoreWakeUps = true                           // W3
                     if !poll && (hasSink || state.liveObserverMask.load(ordering: .relaxed)

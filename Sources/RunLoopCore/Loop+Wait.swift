@@ -53,7 +53,7 @@ extension Loop {
         if quiet {
             // Nothing in the set can be ready: a poll, or a virtual wait with a deadline, needs
             // no system call.
-            if armed != .max && armed <= clock.nowNanoseconds { return .timer }
+            if isReached(armed) { return .timer }
             if poll { return .none }
             let target = min(armed, deadline)
             if let virtualClock, target != .max {
@@ -112,8 +112,7 @@ extension Loop {
                 case WaitToken.wake:
                     // The pass takes the lock right after the wait; this critical section is
                     // that one (one lock round trip per wake-up from another thread, not two).
-                    refreshInstrumentation()   // before the lock, as the pass does
-                    lock.lock()
+                    lockAfterWait()
                     wakePending = false   // edge-triggered: taking the event is enough, nothing to read
                     // A wake-up decided for an earlier run whose write landed only now (see
                     // `wakeUp`) is stale: the earlier run would have dropped it (no L-g).
@@ -122,9 +121,8 @@ extension Loop {
                         blockOnDescriptors = false  // a virtual deadline may have moved: recompute
                         continue
                     }
-                    let armedNow = state.armedDeadline
                     lockHeld = true
-                    return armedNow != .max && armedNow <= clock.nowNanoseconds ? .timer : .wake
+                    return isReached(state.armedDeadline) ? .timer : .wake
                 case WaitToken.timer:
                     _ = drainCounter(state.timerFD, "the timer descriptor of mode '\(state.mode)'")  // a timerfd reads like an eventfd
                     if timerDue(state) { return .timer }
@@ -204,6 +202,14 @@ extension Loop {
             && state.guarded.ports.isEmpty && state.guarded.files.isEmpty
     }
 
+    /// The end of a wait: the instrumentation is picked up first (a sink set while the loop
+    /// slept sees what woke it), then the lock is taken for the pass's post-wait steps.
+    @inline(__always)
+    func lockAfterWait() {
+        refreshInstrumentation()
+        lock.lock()
+    }
+
     /// What a noted wake-up ends the wait with (taking it): `.wake`, or `.timer` when the
     /// mode's timer is due (as for a written wake-up); nil when none is noted or it is stale.
     private func notedWakeOutcome(_ state: ModeState, serial: UInt64) -> LivePort? {
@@ -213,7 +219,12 @@ extension Loop {
 
     @inline(__always)
     func timerDue(_ state: ModeState) -> Bool {
-        let deadline = lock.withLock { state.armedDeadline }
-        return deadline != .max && deadline <= clock.nowNanoseconds
+        isReached(lock.withLock { state.armedDeadline })
+    }
+
+    /// Whether the clock has reached `deadline` (`.max`: never, and no clock read).
+    @inline(__always)
+    func isReached(_ deadline: UInt64) -> Bool {
+        deadline != .max && deadline <= clock.nowNanoseconds
     }
 }
