@@ -79,6 +79,21 @@ struct CounterTests {
         #expect(figures.bytes == size && figures.freedBytes == size && figures.peak == Int64(size))
     }
 
+    /// A request glibc refuses returns NULL and leaves every figure as it was, requested bytes
+    /// included (the counting path reads no header when there is no block).
+    @Test func aRefusedRequestCountsNothing() {
+        let (figures, refused) = AllocationCounter.withMode(.counting) { () -> (AllocationFigures, Bool) in
+            let before = AllocationCounter.beginSpan().user
+            let block = malloc(Int.max)  // above PTRDIFF_MAX: glibc fails it with ENOMEM
+            let refused = block == nil
+            free(block)
+            return (AllocationCounter.currentThread().user.since(before), refused)
+        }
+        #expect(refused)
+        #expect(figures.allocations == 0 && figures.frees == 0)
+        #expect(figures.requestedBytes == 0 && figures.bytes == 0 && figures.peak == 0)
+    }
+
     @Test func offCountsNothing() {
         let figures = AllocationCounter.withMode(.off) { () -> AllocationFigures in
             let before = AllocationCounter.beginSpan().user
