@@ -116,10 +116,11 @@ def ratios(results):
 
 def load_thresholds(path=THRESHOLDS):
     if not os.path.exists(path):
-        return {"ratios": {}, "mallocs": {}}
+        return {"ratios": {}, "mallocs": {}, "paired_cells": {}}
     with open(path, encoding="utf-8") as handle:
         data = json.load(handle)
-    return {"ratios": data.get("ratios", {}), "mallocs": data.get("mallocs", {})}
+    return {"ratios": data.get("ratios", {}), "mallocs": data.get("mallocs", {}),
+            "paired_cells": data.get("paired_cells", {})}
 
 
 def gated_value(row, limit, rows_by_key):
@@ -152,6 +153,36 @@ def load_paired(directory=PAIRED_DIR):
                 if len(cells) < 3 or not re.fullmatch(r"[0-9.]+×", cells[-2]):
                     continue
                 readings[(name[:-3], cells[0])] = (float(cells[-2][:-1]), cells[-1])
+    return readings
+
+
+def load_paired_cells(directory=PAIRED_DIR):
+    """Every cell of the paired tools' tables that reads "median× (q1–q3)", by its row and column:
+    {(tool, row name, column header): (median, quartiles)}. For tables with several ratio
+    columns, such as allocation-overhead's one per counter mode."""
+    readings = {}
+    if not os.path.isdir(directory):
+        return readings
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".md"):
+            continue
+        header, previous = None, None
+        with open(os.path.join(directory, name), encoding="utf-8") as handle:
+            for line in handle:
+                if not line.startswith("|"):
+                    header, previous = None, None
+                    continue
+                cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+                if all(re.fullmatch(r":?-+:?", cell) for cell in cells):
+                    header = previous
+                    continue
+                previous = cells
+                if header is None:
+                    continue
+                for column, cell in zip(header, cells):
+                    match = re.fullmatch(r"([0-9.]+)× \(([^)]*)\)", cell)
+                    if match:
+                        readings[(name[:-3], cells[0], column)] = (float(match[1]), match[2])
     return readings
 
 

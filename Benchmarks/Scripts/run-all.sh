@@ -13,9 +13,10 @@
 # 4. writes .build-results/results.md (raw), tables.md and ratios.json (for Scripts/check);
 # 5. with --docs, replaces the generated block of Docs/Benchmarks.md with the tables, the
 #    machine, the load (uptime) before and after, the placement and the date;
-# 6. runs Scripts/run-main-loop.sh, Scripts/run-loop-scaling.sh, Scripts/run-round-trip-pairs.sh
-#    and Scripts/run-executor-pairs.sh (with --docs, they update their own blocks; their tables
-#    also go to .build-results/paired/, for the thresholds of Scripts/check that name them).
+# 6. runs Scripts/run-main-loop.sh, Scripts/run-loop-scaling.sh, Scripts/run-round-trip-pairs.sh,
+#    Scripts/run-executor-pairs.sh and Scripts/run-allocation-overhead.sh (with --docs, they
+#    update their own blocks; their tables also go to .build-results/paired/, for the
+#    thresholds of Scripts/check that name them).
 # RUNLOOPKIT_BENCH_SECONDS shortens each benchmark's sampling (default 2 s loop, 1 s others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,3 +66,5 @@ if [ "$docs" = 1 ]; then Scripts/run-main-loop.sh --docs; else Scripts/run-main-
 if [ "$docs" = 1 ]; then Scripts/run-loop-scaling.sh --docs; else Scripts/run-loop-scaling.sh; fi
 if [ "$docs" = 1 ]; then Scripts/run-round-trip-pairs.sh --docs; else Scripts/run-round-trip-pairs.sh; fi
 if [ "$docs" = 1 ]; then Scripts/run-executor-pairs.sh --docs; else Scripts/run-executor-pairs.sh; fi
+# What the allocation counter's modes cost, each against "off" in the same rounds (issue 16).
+if [ "$docs" = 1 ]; then Scripts/run-allocation-overhead.sh --docs; else Scripts/run-allocation-overhead.sh; fi
