@@ -3,8 +3,10 @@
 # allocation-overhead tool links the counter, switches its mode at run time and runs, in each
 # round, one chunk of a few milliseconds of a work per mode (off, off again, counting, sampling
 # at the counter's default interval), the order rotated each round; every ratio is a chunk over
-# the same round's "off" chunk. Works: the polling pass, a borrowed object's autorelease, a
-# fresh object per pool, 1,000 fresh objects per pool. Everything runs under `taskset -c 0`.
+# the same round's "off" chunk. Works: the polling pass and every autorelease row of ours (a
+# handed-over and a borrowed object's autorelease, an empty push + pop, the same object
+# autoreleased again and again, a fresh object per pool, 1,000 fresh objects per pool).
+# Everything runs under `taskset -c 0`.
 #
 #   Scripts/run-allocation-overhead.sh [--docs] [rounds] [chunk-ms]     (default 200 rounds, 3 ms)
 #

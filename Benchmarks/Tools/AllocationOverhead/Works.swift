@@ -1,6 +1,7 @@
-// The four works, the same operations as the package-benchmark rows they stand for
-// (Benchmarks/LoopBenchmarks/PollingPass.swift, Benchmarks/AutoreleaseBenchmarks). Each runs a
-// chunk of `operations`, times only what the benchmark times, and checks its own result.
+// The works, the same operations as the package-benchmark rows they stand for
+// (Benchmarks/LoopBenchmarks/PollingPass.swift, and every autorelease row of ours in
+// Benchmarks/AutoreleaseBenchmarks). Each runs a chunk of `operations`, times only what the
+// benchmark times, and checks its own result.
 
 import Autorelease
 import BenchPasses
@@ -69,6 +70,68 @@ func borrowedObjectWork() -> Work {
         let pending = AutoreleasePool.statistics.pendingReleases - pendingBefore
         AutoreleasePool.pop(token)
         if pending != operations { fail("borrowed object: \(pending) releases pending after \(operations) autoreleases") }
+        return elapsed
+    }
+}
+
+/// Autorelease of a retained object whose reference is handed over (no retain by the pool);
+/// push before and pop after are not timed.
+func handedOverObjectWork() -> Work {
+    var objects: [Payload] = []
+    var references: [Unmanaged<Payload>] = []
+    return Work(name: "autorelease, retained object handed over · Autorelease", unitsPerOperation: 1,
+                userAllocationsPerOperation: 0) { operations in
+        // Grown in the first chunk, which is always "off", as the borrowed object's.
+        while objects.count < operations { objects.append(Payload()) }
+        if references.count < operations { references = objects.map { Unmanaged.passUnretained($0) } }
+        // The references the pool takes over: a retain each, made before the timing.
+        for index in 0..<operations { _ = references[index].retain() }
+        let token = AutoreleasePool.push()
+        let pendingBefore = AutoreleasePool.statistics.pendingReleases
+        let start = monotonicNanoseconds()
+        for index in 0..<operations { AutoreleasePool.autorelease(consuming: references[index].takeRetainedValue()) }
+        let elapsed = monotonicNanoseconds() - start
+        let pending = AutoreleasePool.statistics.pendingReleases - pendingBefore
+        AutoreleasePool.pop(token)
+        if pending != operations { fail("handed-over object: \(pending) releases pending after \(operations) autoreleases") }
+        return elapsed
+    }
+}
+
+/// An empty push + pop on a thread that already has a page (an outer pool holds one object).
+func emptyPushPopWork() -> Work {
+    let held = Payload()
+    return Work(name: "empty push + pop · Autorelease", unitsPerOperation: 1,
+                userAllocationsPerOperation: 0) { operations in
+        let outer = AutoreleasePool.push()
+        _ = AutoreleasePool.autorelease(held)  // gives the thread its hot page, outside the timing
+        let pendingBefore = AutoreleasePool.statistics.pendingEntries
+        let start = monotonicNanoseconds()
+        for _ in 0..<operations {
+            let token = AutoreleasePool.push()
+            AutoreleasePool.pop(token)
+        }
+        let elapsed = monotonicNanoseconds() - start
+        let pendingAfter = AutoreleasePool.statistics.pendingEntries
+        AutoreleasePool.pop(outer)
+        if pendingAfter != pendingBefore { fail("empty push + pop: \(pendingAfter - pendingBefore) entries left pending") }
+        return elapsed
+    }
+}
+
+/// The same object autoreleased over and over into one pool; push and pop are not timed.
+func sameObjectWork() -> Work {
+    let object = Payload()
+    return Work(name: "same object autoreleased 1000x · Autorelease", unitsPerOperation: 1,
+                userAllocationsPerOperation: 0) { operations in
+        let token = AutoreleasePool.push()
+        let pendingBefore = AutoreleasePool.statistics.pendingReleases
+        let start = monotonicNanoseconds()
+        for _ in 0..<operations { _ = AutoreleasePool.autorelease(object) }
+        let elapsed = monotonicNanoseconds() - start
+        let pending = AutoreleasePool.statistics.pendingReleases - pendingBefore
+        AutoreleasePool.pop(token)
+        if pending != operations { fail("same object: \(pending) releases pending after \(operations) autoreleases") }
         return elapsed
     }
 }
