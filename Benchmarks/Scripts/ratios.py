@@ -137,32 +137,11 @@ def gated_value(row, limit, rows_by_key):
 PAIRED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".build-results", "paired")
 
 
-def load_paired(directory=PAIRED_DIR):
-    """The paired tools' readings of the last run-all.sh: {(tool, row name): (median, quartiles)}.
-    Each tool's table (saved by run-paired-tool.sh as TOOL.md) has the row's name in its first
-    column, the paired median in the second-to-last and the 25th–75th percentiles in the last."""
-    readings = {}
+def paired_table_rows(directory=PAIRED_DIR):
+    """(tool, header cells, row cells) for every body row of the tables the paired tools of the
+    last run-all.sh saved (run-paired-tool.sh writes each tool's table as TOOL.md)."""
     if not os.path.isdir(directory):
-        return readings
-    for name in sorted(os.listdir(directory)):
-        if not name.endswith(".md"):
-            continue
-        with open(os.path.join(directory, name), encoding="utf-8") as handle:
-            for line in handle:
-                cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-                if len(cells) < 3 or not re.fullmatch(r"[0-9.]+×", cells[-2]):
-                    continue
-                readings[(name[:-3], cells[0])] = (float(cells[-2][:-1]), cells[-1])
-    return readings
-
-
-def load_paired_cells(directory=PAIRED_DIR):
-    """Every cell of the paired tools' tables that reads "median× (q1–q3)", by its row and column:
-    {(tool, row name, column header): (median, quartiles)}. For tables with several ratio
-    columns, such as allocation-overhead's one per counter mode."""
-    readings = {}
-    if not os.path.isdir(directory):
-        return readings
+        return
     for name in sorted(os.listdir(directory)):
         if not name.endswith(".md"):
             continue
@@ -175,14 +154,31 @@ def load_paired_cells(directory=PAIRED_DIR):
                 cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
                 if all(re.fullmatch(r":?-+:?", cell) for cell in cells):
                     header = previous
-                    continue
+                elif header is not None:
+                    yield name[:-3], header, cells
                 previous = cells
-                if header is None:
-                    continue
-                for column, cell in zip(header, cells):
-                    match = re.fullmatch(r"([0-9.]+)× \(([^)]*)\)", cell)
-                    if match:
-                        readings[(name[:-3], cells[0], column)] = (float(match[1]), match[2])
+
+
+def load_paired(directory=PAIRED_DIR):
+    """The paired tools' readings: {(tool, row name): (median, quartiles)}, from the tables whose
+    second-to-last column is the paired median and last the 25th–75th percentiles."""
+    readings = {}
+    for tool, _, cells in paired_table_rows(directory):
+        if len(cells) >= 3 and re.fullmatch(r"[0-9.]+×", cells[-2]):
+            readings[(tool, cells[0])] = (float(cells[-2][:-1]), cells[-1])
+    return readings
+
+
+def load_paired_cells(directory=PAIRED_DIR):
+    """Every cell of the paired tools' tables that reads "median× (q1–q3)", by its row and column:
+    {(tool, row name, column header): (median, quartiles)}. For tables with several ratio
+    columns, such as allocation-overhead's one per counter mode."""
+    readings = {}
+    for tool, header, cells in paired_table_rows(directory):
+        for column, cell in zip(header, cells):
+            match = re.fullmatch(r"([0-9.]+)× \(([^)]*)\)", cell)
+            if match:
+                readings[(tool, cells[0], column)] = (float(match[1]), match[2])
     return readings
 
 

@@ -4,14 +4,22 @@ import Synchronization
 /// that only reads time, such as recorders and exporters, whose handling of a clock that went
 /// back is under test. A task waiting on it resumes once a `set` or `advance` reaches its
 /// deadline, as on a ``VirtualClock``. Package-visible: the package's tests use it, the loop
-/// itself never does (a loop's clock is monotonic).
+/// itself never does (a loop's clock is monotonic). It counts its readings, for tests of code
+/// that should not read the time.
 package final class ManualClock: LoopClock {
     private let current: Atomic<UInt64>
+    private let readings = Atomic<Int>(0)
     private let waiters = VirtualSleepers()
 
     package init(_ start: LoopInstant = .zero) { current = Atomic(start.nanoseconds) }
 
-    package var now: LoopInstant { LoopInstant(nanoseconds: current.load(ordering: .acquiring)) }
+    package var now: LoopInstant {
+        readings.add(1, ordering: .relaxed)
+        return LoopInstant(nanoseconds: current.load(ordering: .acquiring))
+    }
+
+    /// How many times ``now`` has been read.
+    package var readingCount: Int { readings.load(ordering: .relaxed) }
     package var isVirtual: Bool { true }
     package var minimumResolution: Duration { .nanoseconds(1) }
 

@@ -54,6 +54,22 @@ func pollingPassWork() -> Work {
     }
 }
 
+/// Times `operations` calls of `autoreleaseOne(index)` into one pool, pushed before and popped
+/// after the timing, and checks that the pool held one pending release per call. Inlined, so
+/// the timed loop makes no closure call.
+@inline(__always)
+func timedAutoreleases(_ operations: Int, _ what: String, _ autoreleaseOne: (Int) -> Void) -> UInt64 {
+    let token = AutoreleasePool.push()
+    let pendingBefore = AutoreleasePool.statistics.pendingReleases
+    let start = monotonicNanoseconds()
+    for index in 0..<operations { autoreleaseOne(index) }
+    let elapsed = monotonicNanoseconds() - start
+    let pending = AutoreleasePool.statistics.pendingReleases - pendingBefore
+    AutoreleasePool.pop(token)
+    if pending != operations { fail("\(what): \(pending) releases pending after \(operations) autoreleases") }
+    return elapsed
+}
+
 /// Autorelease of a borrowed object (the pool retains); push before and pop after are not timed.
 func borrowedObjectWork() -> Work {
     var objects: [Payload] = []
@@ -62,15 +78,7 @@ func borrowedObjectWork() -> Work {
         // Grown in the first chunk, which is always "off" (round 0 starts with it), so no
         // counted chunk sees these allocations.
         while objects.count < operations { objects.append(Payload()) }
-        let token = AutoreleasePool.push()
-        let pendingBefore = AutoreleasePool.statistics.pendingReleases
-        let start = monotonicNanoseconds()
-        for index in 0..<operations { _ = AutoreleasePool.autorelease(objects[index]) }
-        let elapsed = monotonicNanoseconds() - start
-        let pending = AutoreleasePool.statistics.pendingReleases - pendingBefore
-        AutoreleasePool.pop(token)
-        if pending != operations { fail("borrowed object: \(pending) releases pending after \(operations) autoreleases") }
-        return elapsed
+        return timedAutoreleases(operations, "borrowed object") { _ = AutoreleasePool.autorelease(objects[$0]) }
     }
 }
 
@@ -86,15 +94,9 @@ func handedOverObjectWork() -> Work {
         if references.count < operations { references = objects.map { Unmanaged.passUnretained($0) } }
         // The references the pool takes over: a retain each, made before the timing.
         for index in 0..<operations { _ = references[index].retain() }
-        let token = AutoreleasePool.push()
-        let pendingBefore = AutoreleasePool.statistics.pendingReleases
-        let start = monotonicNanoseconds()
-        for index in 0..<operations { AutoreleasePool.autorelease(consuming: references[index].takeRetainedValue()) }
-        let elapsed = monotonicNanoseconds() - start
-        let pending = AutoreleasePool.statistics.pendingReleases - pendingBefore
-        AutoreleasePool.pop(token)
-        if pending != operations { fail("handed-over object: \(pending) releases pending after \(operations) autoreleases") }
-        return elapsed
+        return timedAutoreleases(operations, "handed-over object") {
+            AutoreleasePool.autorelease(consuming: references[$0].takeRetainedValue())
+        }
     }
 }
 
@@ -124,15 +126,7 @@ func sameObjectWork() -> Work {
     let object = Payload()
     return Work(name: "same object autoreleased 1000x · Autorelease", unitsPerOperation: 1,
                 userAllocationsPerOperation: 0) { operations in
-        let token = AutoreleasePool.push()
-        let pendingBefore = AutoreleasePool.statistics.pendingReleases
-        let start = monotonicNanoseconds()
-        for _ in 0..<operations { _ = AutoreleasePool.autorelease(object) }
-        let elapsed = monotonicNanoseconds() - start
-        let pending = AutoreleasePool.statistics.pendingReleases - pendingBefore
-        AutoreleasePool.pop(token)
-        if pending != operations { fail("same object: \(pending) releases pending after \(operations) autoreleases") }
-        return elapsed
+        timedAutoreleases(operations, "same object") { _ in _ = AutoreleasePool.autorelease(object) }
     }
 }
 
