@@ -1,7 +1,9 @@
 // Paired timing: each round runs one chunk of a work in every mode, a few milliseconds each and
 // in a rotated order, and divides each mode's chunk by the round's "off" chunk. The host slows
 // this VM's vCPU for seconds at a time, so only chunks taken milliseconds apart compare; the
-// median of many such ratios cancels that drift.
+// median of many such ratios cancels that drift. Every block of four rounds runs the four
+// rotations in a random order: each mode still runs in every slot once per block, but no mode's
+// chunks recur at a fixed period that a periodic disturbance could keep in step with.
 
 import BenchPasses
 import Glibc
@@ -74,19 +76,28 @@ struct PairedRun {
     var samplesTaken: UInt64 = 0
 }
 
-/// Warms up, then runs rounds of one chunk per mode, the order rotated every round, until
-/// `rounds` rounds ran without a context switch in any of their chunks (at most 10 × `rounds`
-/// tries; a round with a switch is dropped whole, so every kept ratio is a clean pair).
+/// Warms up, then runs rounds of one chunk per mode, each round in one rotation of the modes'
+/// order (the rotations of a block of rounds shuffled), until `rounds` rounds ran without a
+/// context switch in any of their chunks (at most 10 × `rounds` tries; a round with a switch is
+/// dropped whole, so every kept ratio is a clean pair).
 func pairedRun(_ work: Work, operations: Int, rounds: Int, warmUpRounds: Int, sampleInterval: UInt64) -> PairedRun {
     let modes = MeasuredMode.allCases
     var result = PairedRun()
     var kept = 0
     var round = 0
+    var rotations: [Int] = []
+    // One chunk with the counter off before the rounds, whose first chunk may be in any mode: a
+    // work that grows its storage to the chunk's size (the borrowed and handed-over objects)
+    // grows it here, where nothing counts it.
+    AllocationCounter.mode = .off
+    _ = work.run(operations)
     while kept < rounds && result.roundsRun < 10 * rounds {
+        if rotations.isEmpty { rotations = Array(0..<modes.count).shuffled() }
+        let rotation = rotations.removeLast()
         var roundSamples: [MeasuredMode: Double] = [:]
         var switched = false
         for step in 0..<modes.count {
-            let mode = modes[(round + step) % modes.count]
+            let mode = modes[(rotation + step) % modes.count]
             mode.install(sampleInterval: sampleInterval)
             let samplesBefore = AllocationCounter.currentThread().samples
             let switchesBefore = contextSwitches()

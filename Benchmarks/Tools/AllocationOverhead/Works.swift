@@ -75,8 +75,8 @@ func borrowedObjectWork() -> Work {
     var objects: [Payload] = []
     return Work(name: "autorelease, borrowed object (retain + autorelease) · Autorelease", unitsPerOperation: 1,
                 userAllocationsPerOperation: 0) { operations in
-        // Grown in the first chunk, which is always "off" (round 0 starts with it), so no
-        // counted chunk sees these allocations.
+        // Grown in pairedRun's first chunk, which is "off", so no counted chunk sees these
+        // allocations.
         while objects.count < operations { objects.append(Payload()) }
         return timedAutoreleases(operations, "borrowed object") { _ = AutoreleasePool.autorelease(objects[$0]) }
     }
@@ -89,7 +89,7 @@ func handedOverObjectWork() -> Work {
     var references: [Unmanaged<Payload>] = []
     return Work(name: "autorelease, retained object handed over · Autorelease", unitsPerOperation: 1,
                 userAllocationsPerOperation: 0) { operations in
-        // Grown in the first chunk, which is always "off", as the borrowed object's.
+        // Grown in pairedRun's first chunk, which is "off", as the borrowed object's.
         while objects.count < operations { objects.append(Payload()) }
         if references.count < operations { references = objects.map { Unmanaged.passUnretained($0) } }
         // The references the pool takes over: a retain each, made before the timing.

@@ -2,7 +2,10 @@
 // within one process (issue 16, item 5). `Scripts/run-allocation-overhead.sh` runs it under
 // `taskset -c 0`.
 //
-//   allocation-overhead [rounds] [chunk-milliseconds]     (default 200 rounds, 3 ms chunks)
+//   allocation-overhead [rounds] [chunk-milliseconds] [work]
+//
+// Defaults: 200 rounds, 3 ms chunks, every work; `work` keeps only the works whose name
+// contains it (e.g. "fresh").
 //
 // Each work is calibrated so a chunk with the counter off takes about the chunk time, warmed
 // up, then run for `rounds` rounds (PairedTiming.swift). Prints one markdown table: the median
@@ -27,7 +30,7 @@ func ratioCell(_ ratios: [Double]) -> String {
 }
 
 /// Measures every work and returns the markdown table.
-func measureWorks(rounds: Int, chunkMilliseconds: Double) -> String {
+func measureWorks(rounds: Int, chunkMilliseconds: Double, only filter: String?) -> String {
     // The counter's default interval, read before anything sets one.
     let sampleInterval = rlk_alloc_get_sample_interval()
     // Each work is made just before it is measured and dropped after, so a work's objects are
@@ -40,6 +43,7 @@ func measureWorks(rounds: Int, chunkMilliseconds: Double) -> String {
     var rows: [String] = []
     for makeWork in makers {
         let work = makeWork()
+        if let filter, !work.name.contains(filter) { continue }
         let operations = calibratedOperations(work, chunkNanoseconds: chunkMilliseconds * 1_000_000)
         let run = pairedRun(work, operations: operations, rounds: rounds,
                             warmUpRounds: max(5, rounds / 20), sampleInterval: sampleInterval)
@@ -53,6 +57,7 @@ func measureWorks(rounds: Int, chunkMilliseconds: Double) -> String {
         rows.append("| \(work.name) | \(operations) | \(keptRounds) of \(run.roundsRun) | \(fixed(offNanoseconds, 1)) | \(ratioCell(samples.ratios(.offAgain))) | "
                     + "\(ratioCell(samples.ratios(.counting))) | \(ratioCell(samples.ratios(.sampling))) |")
     }
+    if rows.isEmpty { fail("no work's name contains \"\(filter ?? "")\"") }
     return """
         | work | operations per ~\(chunkMilliseconds) ms chunk | rounds kept (no context switch) \
         | off: ns per op (median) | off again ÷ off | counting ÷ off | sampling every \(sampleInterval) B ÷ off |
@@ -64,6 +69,9 @@ func measureWorks(rounds: Int, chunkMilliseconds: Double) -> String {
 let arguments = Array(CommandLine.arguments.dropFirst())
 let rounds = arguments.count > 0 ? Int(arguments[0]) ?? 0 : 200
 let chunkMilliseconds = arguments.count > 1 ? Double(arguments[1]) ?? 0 : 3
-if rounds <= 0 || chunkMilliseconds <= 0 { fail("usage: allocation-overhead [rounds > 0] [chunk-milliseconds > 0]") }
+let workFilter = arguments.count > 2 ? arguments[2] : nil
+if rounds <= 0 || chunkMilliseconds <= 0 || arguments.count > 3 {
+    fail("usage: allocation-overhead [rounds > 0] [chunk-milliseconds > 0] [work]")
+}
 if !AllocationCounter.isInterposing { fail("this build does not interpose the allocator (a sanitizer owns malloc?)") }
-runOnOwnThread { print(measureWorks(rounds: rounds, chunkMilliseconds: chunkMilliseconds)) }
+runOnOwnThread { print(measureWorks(rounds: rounds, chunkMilliseconds: chunkMilliseconds, only: workFilter)) }
