@@ -8,7 +8,8 @@ Each cell that reads "median× (q1–q3)" becomes the median over the processes 
 with the lowest and highest process median in parentheses: a process whose layout or moment
 read apart from the others shows in the range, and cannot move the median alone. A "K of N"
 cell (rounds kept of rounds run) becomes the sums; any other number the median; text the first
-process's. Every table must have the same header and rows in the same order."""
+process's. The first header cell says how many processes and what the ratio cells mean. Every
+table must have the same header and rows in the same order."""
 
 import re
 import statistics
@@ -51,7 +52,9 @@ def main(paths):
     for path, table in zip(paths, tables):
         if len(table) != len(first) or table[0] != first[0] or [cells(row)[0] for row in table] != [cells(row)[0] for row in first]:
             sys.exit(f"merge-paired-tables: {path}'s table has other columns or rows than {paths[0]}'s")
-    print(first[0])
+    header = cells(first[0])
+    header[0] += f" ({len(tables)} processes: each ratio the median of their medians, lowest–highest)"
+    print("| " + " | ".join(header) + " |")
     print(first[1])
     for index in range(2, len(first)):
         columns = zip(*(cells(table[index]) for table in tables))
