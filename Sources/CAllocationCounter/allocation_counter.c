@@ -211,9 +211,12 @@ RLK_HIDDEN _Atomic(free_function) rlk_alloc_free_entry = __libc_free;
 // jumping through the pointers above: reaching glibc takes an indirect jump on every path, and a
 // second one in a row (pointer to the counting path, then on to glibc) cost more time than its
 // few instructions (paired timing, Benchmarks/AllocationOverhead, fresh-object works: counting
-// 1.08x -> 1.045x of off, sampling 1.037x -> 1.008x). Generations keeps the pointer. The
-// counting paths sit in line behind the second compare, not behind a jump to a function of
-// their own (counting 1.049-1.056x -> 1.037-1.044x of off, alternating builds).
+// 1.08x -> 1.045x of off, sampling 1.037x -> 1.008x). Generations keeps the pointer. malloc
+// tests sampling second and counting third: with counting second, sampling's path took three
+// branches and read 1.016-1.017x of off (medians of 40 processes, alternating builds; half the
+// processes 1.015-1.021x), with sampling second 1.009-1.010x (at most 1.012x), counting the same
+// (1.039-1.043x either way). The counting paths sit in line after their compare, not behind a
+// jump to a function of their own (counting 1.049-1.056x -> 1.037-1.044x of off).
 enum entry_path { PATH_GLIBC = 0, PATH_COUNTING = 1, PATH_SAMPLING = 2, PATH_POINTER = 3 };
 RLK_HIDDEN _Atomic unsigned char rlk_alloc_malloc_path = PATH_GLIBC;
 RLK_HIDDEN _Atomic unsigned char rlk_alloc_free_path = PATH_GLIBC;
@@ -247,7 +250,9 @@ __asm__(
     "    cmpb $0, rlk_alloc_malloc_path(%rip)\n"   // PATH_GLIBC: off
     "    jne 1f\n"
     "    jmp *rlk_alloc_glibc_malloc(%rip)\n"
-    "1:  cmpb $1, rlk_alloc_malloc_path(%rip)\n"
+    "1:  cmpb $2, rlk_alloc_malloc_path(%rip)\n"
+    "    je rlk_alloc_malloc_sampling\n"           // PATH_SAMPLING
+    "    cmpb $1, rlk_alloc_malloc_path(%rip)\n"
     "    jne 5f\n"
     // PATH_COUNTING, in line: allocations += 1, allocated_bytes += usable,
     // requested_bytes += size, live_bytes += usable, and peak_live_bytes = live_bytes when it
@@ -281,9 +286,7 @@ __asm__(
     "    jmp 4b\n"
     "6:  movq %rdx, %fs:40(%rcx)\n"
     "    ret\n"
-    "5:  cmpb $2, rlk_alloc_malloc_path(%rip)\n"
-    "    je rlk_alloc_malloc_sampling\n"           // PATH_SAMPLING
-    "    jmp *rlk_alloc_malloc_entry(%rip)\n"
+    "5:  jmp *rlk_alloc_malloc_entry(%rip)\n"
     "    .cfi_endproc\n"
     "    .size malloc, .-malloc\n"
 
