@@ -11,11 +11,18 @@ cell (rounds kept of rounds run) becomes the sums; any other number the median; 
 process's. The first header cell says how many processes and what the ratio cells mean. Every
 table must have the same header and rows in the same order."""
 
+import importlib.util
+import os
 import re
 import statistics
 import sys
 
-RATIO = re.compile(r"([0-9.]+)× \(([^)]*)\)")
+# The table format (cells, ratio cells) is ratios.py's, which reads these tables back.
+_spec = importlib.util.spec_from_file_location("ratios", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ratios.py"))
+ratios = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ratios)
+cells = ratios.table_cells
+
 KEPT = re.compile(r"([0-9]+) of ([0-9]+)")
 NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
@@ -26,14 +33,10 @@ def table_lines(path):
         return [line.rstrip("\n") for line in handle if line.startswith("|")]
 
 
-def cells(line):
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
 def merged_cell(values):
-    ratios = [RATIO.fullmatch(value) for value in values]
-    if all(ratios):
-        medians = [float(match[1]) for match in ratios]
+    matches = [ratios.RATIO_CELL.fullmatch(value) for value in values]
+    if all(matches):
+        medians = [float(match[1]) for match in matches]
         return f"{statistics.median(medians):.3f}× ({min(medians):.3f}–{max(medians):.3f})"
     kept = [KEPT.fullmatch(value) for value in values]
     if all(kept):

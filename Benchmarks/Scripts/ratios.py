@@ -134,6 +134,15 @@ def gated_value(row, limit, rows_by_key):
     return None if reference is None else row["ratio"] / reference["ratio"]
 
 
+# A paired tool's ratio cell: "median× (q1–q3)" (or, merged over processes, "median× (low–high)").
+RATIO_CELL = re.compile(r"([0-9.]+)× \(([^)]*)\)")
+
+
+def table_cells(line):
+    """The trimmed cells of one markdown table line."""
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
 PAIRED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".build-results", "paired")
 
 
@@ -151,7 +160,7 @@ def paired_table_rows(directory=PAIRED_DIR):
                 if not line.startswith("|"):
                     header, previous = None, None
                     continue
-                cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+                cells = table_cells(line)
                 if all(re.fullmatch(r":?-+:?", cell) for cell in cells):
                     header = previous
                 elif header is not None:
@@ -176,7 +185,7 @@ def load_paired_cells(directory=PAIRED_DIR):
     readings = {}
     for tool, header, cells in paired_table_rows(directory):
         for column, cell in zip(header, cells):
-            match = re.fullmatch(r"([0-9.]+)× \(([^)]*)\)", cell)
+            match = RATIO_CELL.fullmatch(cell)
             if match:
                 readings[(tool, cells[0], column)] = (float(match[1]), match[2])
     return readings

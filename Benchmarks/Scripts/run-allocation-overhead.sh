@@ -23,10 +23,7 @@
 # shared object costs within one instruction per malloc/free pair of the linked-in counter
 # (Scripts/allocation-counter-callgrind.sh).
 set -euo pipefail
-docs=()
-if [ "${1:-}" = "--docs" ]; then docs=(--docs); shift; fi
-processes=3
-if [ "${1:-}" = "--processes" ]; then processes="${2:-}"; shift 2; fi
+# --processes 3 first: the caller's own --processes, after it, wins.
 exec "$(dirname "$0")/run-paired-tool.sh" allocation-overhead run-allocation-overhead.sh \
     "the whole process under \`taskset -c 0\`; the works run on a thread of their own" \
-    "${docs[@]}" --processes "$processes" "$@"
+    --processes 3 "$@"

@@ -4,11 +4,13 @@
 # table and the load before and after, and with --docs replaces the block that SCRIPT owns
 # (`<!-- SCRIPT --docs: begin -->`) with the date, the command, PLACEMENT, the load and the table.
 #
-#   Scripts/run-paired-tool.sh PRODUCT SCRIPT PLACEMENT [--docs] [--processes N] [tool arguments]
+#   Scripts/run-paired-tool.sh PRODUCT SCRIPT PLACEMENT [--docs] [--processes N] ... [tool arguments]
 #
-# With --processes N (N > 1), runs the tool in N processes one after another, prints each one's
-# table and writes the merged one (Scripts/merge-paired-tables.py: per ratio cell, the median of
-# the processes' medians and their range), so no one process's layout decides a reading.
+# The options come before the tool's arguments, in any order; a later one wins, so a calling
+# script can put its default first and pass its own caller's options after it. With
+# --processes N (N > 1), runs the tool in N processes one after another, prints each one's table
+# and writes the merged one (Scripts/merge-paired-tables.py: per ratio cell, the median of the
+# processes' medians and their range), so no one process's layout decides a reading.
 #
 # The scripts that call it: run-loop-scaling.sh, run-round-trip-pairs.sh, run-executor-pairs.sh,
 # run-allocation-overhead.sh.
@@ -16,10 +18,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 product="$1" script="$2" placement="$3"
 shift 3
-docs=0
-if [ "${1:-}" = "--docs" ]; then docs=1; shift; fi
-processes=1
-if [ "${1:-}" = "--processes" ]; then processes="${2:-}"; shift 2; fi
+docs=0 processes=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --docs) docs=1; shift ;;
+        --processes) processes="${2:-}"; shift $(( $# > 1 ? 2 : 1 )) ;;
+        *) break ;;
+    esac
+done
 case "$processes" in
     ''|*[!0-9]*|0) echo "run-paired-tool.sh: --processes needs a count above 0, not '$processes'" >&2; exit 2 ;;
 esac
