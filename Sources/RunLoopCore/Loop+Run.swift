@@ -237,7 +237,6 @@ extension Loop {
             // L3
             _ = passCounter.wrappingAdd(1, ordering: .relaxed)
             refreshInstrumentation()
-            frame.ignoreWakeUps = false                                  // W3
             // No L-g: a wake-up still pending here that another run wrote (a nested run, or an
             // earlier run that ended without waiting) is stale; this run ignored wake-ups from
             // its last wake until now (W3), so its own pending wake-up can only come from its
@@ -357,6 +356,11 @@ extension Loop {
             if deadline == 0 || (deadline != .max && deadline <= clockNanoseconds()) { return .timedOut }
             if consumeStop(state, frame) { return .stopped }
             if isEmptyLocked(state) { return .finished }
+            // W3: wake-ups count again from the top of the next pass. The flag is cleared in
+            // this critical section, not after it: a producer that queued work and saw the
+            // flag still set (so wrote nothing) did so before this section, and the next
+            // pass's look at the queues comes after it, so it finds that work (issue 26).
+            frame.ignoreWakeUps = false
             lock.unlock()
         }
     }

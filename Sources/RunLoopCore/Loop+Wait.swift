@@ -99,6 +99,7 @@ extension Loop {
                                    "the wait set of mode '\(state.mode)' failed: \(failure); the mode is treated as empty from now on")
                 return .failed
             }
+            if count > 1 && tokens[0] != WaitToken.wake { takeWakeUpAmongOthers(tokens, count: Int(count)) }
             if count > 1 && collectReadyFiles(state, count: Int(count), frame: frame) {
                 if timerDue(state) {
                     frame.scratch.pointee.readyFiles.removeAll(keepingCapacity: true)
@@ -161,6 +162,19 @@ extension Loop {
             }
             if clock.nowNanoseconds >= deadline { return .none }  // the run's timeout (X5)
             // woke early (EINTR, rounding): wait for the rest
+        }
+    }
+
+    /// The wake-up descriptor is edge-triggered: an event of it that epoll has handed over is
+    /// never reported again. A wait that takes it together with other events (room for several
+    /// when the mode has several fd sources) ends with those, and the wake-up is taken with
+    /// them: it asked for nothing more than the end of the wait. Left pending, it would keep a
+    /// later wake-up on the loop's own thread from being noted, and the wait after that would
+    /// sleep with the work that wake-up announced (issue 26).
+    private func takeWakeUpAmongOthers(_ tokens: UnsafeMutablePointer<UInt64>, count: Int) {
+        for index in 1..<count where tokens[index] == WaitToken.wake {
+            lock.withLock { wakePending = false }
+            return
         }
     }
 

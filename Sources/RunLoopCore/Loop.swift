@@ -447,19 +447,20 @@ struct CommonItems {
 
 /// Per-run data (R5) plus the pass's reusable scratch buffers, one set per nesting depth so a
 /// steady-state pass allocates nothing and a nested run cannot disturb the outer snapshot.
-final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignoreWakeUps: atomic; the rest: loop thread
+final class RunFrame: @unchecked Sendable {  // stopped/serial/ignoreWakeUps: loop lock; the rest: loop thread
     var stopped: Bool {
         _read { yield control.pointee.stopped }
         _modify { yield &control.pointee.stopped }
     }
-    /// W3. Only the loop thread writes it; `wakeUp()` reads it under the loop's lock. Atomic, so
-    /// the loop thread may flip it outside the lock: a wake-up racing with the flip is ordered
-    /// by the flag alone, exactly as if it had taken the lock just before or just after.
+    /// W3: the run ignores wake-ups now (from a wake to the top of the next pass). Written by
+    /// the loop thread and read by `wakeUp()`, both only with the loop's lock held: a producer
+    /// that reads it set has queued its work before the loop clears it, so the loop's next look
+    /// at its queues, which comes after that critical section, sees the work. (An atomic flipped
+    /// outside the lock let the two threads miss each other's stores: issue 26.)
     var ignoreWakeUps: Bool {
-        get { wakeUpsIgnored.load(ordering: .acquiring) }
-        set { wakeUpsIgnored.store(newValue, ordering: .releasing) }
+        _read { yield control.pointee.ignoreWakeUps }
+        _modify { yield &control.pointee.ignoreWakeUps }
     }
-    private let wakeUpsIgnored = Atomic<Bool>(false)
     /// Identifies the run using this frame (loop lock).
     var serial: UInt64 {
         _read { yield control.pointee.serial }
@@ -473,6 +474,7 @@ final class RunFrame: @unchecked Sendable {  // stopped/serial: loop lock; ignor
     struct Control {
         var stopped = false
         var serial: UInt64 = 0
+        var ignoreWakeUps = false
     }
     /// Behind a pointer so the hot per-item appends and reads skip Swift's dynamic exclusivity
     /// checks on class properties (they were a third of a pass's instructions); only the loop
