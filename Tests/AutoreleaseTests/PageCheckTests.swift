@@ -106,7 +106,7 @@ struct AutoreleasePoolPageCheckTests {
 
     @Test("The debug print reports a corrupted page and stops there instead of following it")
     func corruptedPageInDebugPrint() {
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: ["pool.page-corrupted"])
         let (lines, coldPage) = onFreshThread { () -> ([String], UInt) in
             final class Object {}
             primePool()
