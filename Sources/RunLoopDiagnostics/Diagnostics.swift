@@ -7,7 +7,8 @@ import PThreads
 /// occurrence; so does each ``DiagnosticsRecorder``, which tests use to assert what was reported.
 /// A diagnostic that a recorder *captures* (``DiagnosticsRecorder/init(capturing:)``) reaches the
 /// recorders only: neither standard error nor the handler sees it, so a test that provokes it on
-/// purpose prints nothing.
+/// purpose prints nothing. A ``Diagnostic/Severity/fault`` is never captured: the
+/// process stops after it.
 ///
 /// ```swift
 /// import RunLoopDiagnostics
@@ -49,7 +50,9 @@ public enum Diagnostics {
     public static func report(_ diagnostic: Diagnostic) {
         let (handler, recorders, printFirst, captured) = state.withLock {
             state -> (Handler?, [DiagnosticsRecorder], Bool, Bool) in
-            let captured = state.recorders.contains { $0.captures(diagnostic.id) }
+            // A fault is never captured: the process stops right after it, and this line is
+            // all that says why.
+            let captured = diagnostic.severity < .fault && state.recorders.contains { $0.captures(diagnostic.id) }
             var first = false
             // A captured diagnostic is not remembered as printed: if it comes again when nobody
             // expects it, that occurrence is printed.

@@ -33,7 +33,8 @@ public final class DiagnosticsRecorder: Sendable {
     }
 
     /// Starts recording at once and captures the diagnostics with the given ids until it stops:
-    /// they reach the recorders only, not standard error or the handler.
+    /// they reach the recorders only, not standard error or the handler. Faults are recorded
+    /// but never captured (the process stops after one).
     public init(capturing ids: Set<DiagnosticID>) {
         capturedIDs = ids
         Diagnostics.add(self)
