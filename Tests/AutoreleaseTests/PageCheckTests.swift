@@ -189,7 +189,8 @@ struct AutoreleasePoolPageCheckTests {
         }
         let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(text.contains("[fault] pool.bad-pop (0xbad00038): Invalid or prematurely-freed autorelease pool 0xbad00038. Set a breakpoint on objc_autoreleasePoolInvalid to debug. (autorelease pool token 0xbad00038 is not a pool of thread 0x"))
-        // The first two lines are exactly the ones Docs/Rules.md quotes under AP5.
+        // The first two lines are exactly the ones Docs/Rules.md quotes under AP5 (a bad pop prints
+        // objc4's sentence as a fault diagnostic, then stops with a fatal error).
         let lines = text.split(separator: "\n").prefix(2).map(String.init)
         let quoted = try badPopLinesQuotedInRules()
         #expect(lines.count == 2 && quoted.count == 2, "\(lines) / \(quoted)")
@@ -198,7 +199,7 @@ struct AutoreleasePoolPageCheckTests {
         }
     }
 
-    /// The fenced block under AP5's anchor in Docs/Rules.md.
+    /// The fenced block under the anchor of AP5 (a bad pop's two lines) in Docs/Rules.md.
     private func badPopLinesQuotedInRules(filePath: String = #filePath) throws -> [String] {
         let root = filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(3).joined(separator: "/")
         let rules = try #require(readFile(root + "/Docs/Rules.md"))

@@ -1,7 +1,8 @@
 // CFRunLoop writes one line to standard error the first time a thread runs the common
 // pseudo-mode ("invalid mode 'kCFRunLoopCommonModes' provided to CFRunLoopRunSpecific …", once
-// per process). Scripts run that mode on purpose (R1), so the first such run happens here with
-// standard error captured: the suite checks the line instead of printing it.
+// per process). Scripts run that mode on purpose (R1: running the common pseudo-mode returns at
+// once), so the first such run happens here, with standard error captured: the suite checks the
+// line instead of printing it.
 
 import CoreFoundation
 import Foundation
