@@ -14,8 +14,8 @@ import PThreads
 /// import RunLoopDiagnostics
 ///
 /// let recorder = DiagnosticsRecorder(capturing: ["example.demo"])
-/// Diagnostics.report(.warning, "example.demo", "something was ignored", item: "demo-item")
-/// let seen = recorder.stop()      // prints nothing: the id was captured
+/// Diagnostics.report(.warning, "example.demo", "something was ignored", item: "demo-item")  // not printed
+/// let seen = recorder.stop()
 /// assert(seen.contains { $0.id == "example.demo" && $0.item == "demo-item" })
 /// ```
 ///
