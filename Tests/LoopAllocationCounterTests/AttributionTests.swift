@@ -244,6 +244,9 @@ struct AttributionTests {
             attributor.install(on: loop)
             loop.run(mode: .default, timeout: .zero)
             attributor.uninstall(from: loop)
+            // The marks opened this thread's implicit transaction; close it here, or the shared
+            // test thread ends with it open later (commit.thread-exited-uncommitted).
+            LayerTransaction.flush()
             slots.free(4)
             slots.free(5)
             return attributor.callouts
