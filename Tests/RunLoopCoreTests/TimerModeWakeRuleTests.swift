@@ -365,12 +365,8 @@ struct WakeRules {
         #expect(loop.run(mode: .default, timeout: 0.01) == .timedOut)
         // What wakeUp() leaves when its write is delayed past the end of the run it decided
         // for: the record (consumed by the next pass top as stale), then the write itself.
-        let earlierSerial = loop.guarded.runSerial
-        loop.lock.withLock {
-            loop.wakePending = false
-            loop.guarded.wakeSerial = earlierSerial
-        }
-        #expect(rlk_eventfd_signal(loop.guarded.wakeFD) == 0)
+        loop.recordWakeUpForLastRun()
+        loop.forceWakeUpWrite()
         trace.reset()
         let passes = loop.passCount
         let start = clock.now
