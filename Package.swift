@@ -88,7 +88,7 @@ let package = Package(
         // mainactor-probe: built with the tests, run by the MainActorOnMainLoop suite.
         .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore", "CRunLoopShims", "PThreads", "RunLoopDiagnostics", "mainactor-probe",
                                                              "LoopStress"]),
-        .testTarget(name: "DifferentialTests", dependencies: ["RunLoopCore"]),
+        .testTarget(name: "DifferentialTests", dependencies: ["RunLoopCore", "RunLoopDiagnostics"]),
         .testTarget(name: "AutoreleaseTests", dependencies: ["Autorelease", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "TransactionsTests", dependencies: ["Transactions", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
@@ -97,7 +97,7 @@ let package = Package(
                     dependencies: ["LoopAllocationCounter", "RunLoopCore", "Autorelease", "Transactions", "LoopInstruments", "RunLoopKit"]),
         // ReplayScripts/ links the differential suite's script files (one copy, two targets).
         .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting", "RunLoopCore", "LoopScenarios", "PThreads",
-                                                                "ScenarioReplay"]),
+                                                                "ScenarioReplay", "RunLoopDiagnostics"]),
         .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "RunLoopCore", "LoopInstruments", "PThreads", "RunLoopDiagnostics", "CRunLoopShims"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],

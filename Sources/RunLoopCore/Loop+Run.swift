@@ -129,7 +129,7 @@ extension Loop {
         }
         // R5.1: fresh per-run data, one frame per nesting depth (reused, so a run allocates
         // nothing in steady state).
-        let run = RunContext(mode: found.takeUnretainedValue(), frame: held.loop.pushFrame(),
+        let run = RunContext(mode: found.takeUnretainedValue(), frame: held.loop.value.pushFrame(),
                              timeout: timeout, returnAfterSourceHandled: stopAfterHandle)
         return runPushed(run, held)
     }
@@ -144,33 +144,47 @@ extension Loop {
 
     /// R5.1 (rest) to R5.7: the run between its push and its pop.
     private func runPushed(_ run: RunContext, _ held: consuming LoopLock.Held) -> Loop.RunResult {
+        let previous = beginRun(run, held)
+        let passes = runPasses(run, enterRun(run, held))          // R5.3, L0, L1; R5.4
+        return endRun(run, previous: previous, passes.value, passes.held)
+    }
+
+    /// R5.1 (rest) and R5.2: the run's flags, serial and mode. Returns the mode of the run it
+    /// nests in, for `endRun`.
+    @inline(__always)
+    func beginRun(_ run: RunContext, _ held: borrowing LoopLock.Held) -> Unmanaged<ModeState>? {
         held[run.frame].stopped = false
         held[run.frame].ignoresWakeUps = false                   // W3: wake-ups count from here
+        held[run.frame].isHosted = false
         held.loop.runSerial &+= 1
         held[run.frame].serial = held.loop.runSerial
-        run.settings.serial = held.loop.runSerial
+        run.settings.pointee.serial = held.loop.runSerial
         let previous = held.loop.runningMode                     // R5.2: the run's mode
         held.loop.runningMode = Unmanaged.passUnretained(run.mode)
         // O4: the run's observer snapshot (the frame holds none: the run that used it last
         // dropped it).
         if run.mode.liveObserverMask.load(ordering: .relaxed) != 0 { _ = run.frame.holdObserverSnapshot(run.mode, held) }
+        return previous
+    }
 
-        // R5.3 Entry, then L0 and L1 (see `enterRun`), then R5.4: the passes.
-        let passes = runPasses(run, enterRun(run, held))
-        var held = passes.held
-        // R5.5 Exit: still this mode.
+    /// R5.5 Exit (still this mode), R5.6 (what L1 took out of the wait set goes back), the pop,
+    /// R5.7: the result.
+    @inline(__always)
+    func endRun(_ run: RunContext, previous: Unmanaged<ModeState>?, _ result: Loop.RunResult,
+                _ held: consuming LoopLock.Held) -> Loop.RunResult {
+        var held = held
         if hasSink || run.mode.liveObserverMask.load(ordering: .relaxed) & Loop.Activity.exit.rawValue != 0 {
             held.unlock()
             notify(.exit, run)
             held = lock.lock()
         }
-        restoreAsyncPort(run, held)                              // R5.6: put back what L1 took out
-        held.loop.depth -= 1
+        restoreAsyncPort(run, held)
+        held.loop.value.popFrame()
         held.loop.runningMode = previous
         held.unlock()
         run.frame.releaseObserverSnapshot()
-        if hasSink { emit(.runEnd(passes.value), "", run.mode.mode) }
-        return passes.value                                      // R5.7
+        if hasSink { emit(.runEnd(result), "", run.mode.mode) }
+        return result
     }
 
     /// R5.3 Entry observers, then L0 (a stop before the first pass) and L1 (does this run
@@ -178,7 +192,7 @@ extension Loop {
     /// critical section; with them, L0 and L1 are settled before they run and kept unless
     /// something changed them meanwhile (`settleBeforeEntry`).
     @inline(__always)
-    private func enterRun(_ run: RunContext, _ held: consuming LoopLock.Held) -> RunStart {
+    func enterRun(_ run: RunContext, _ held: consuming LoopLock.Held) -> RunStart {
         guard hasSink || run.mode.liveObserverMask.load(ordering: .relaxed) & Loop.Activity.entry.rawValue != 0 else {
             return startPasses(run, held)
         }
@@ -196,7 +210,7 @@ extension Loop {
         // L0: a stop issued before the first pass (from an Entry observer, or a sticky
         // stop(mode:), W2) ends the run at once.
         if takeStop(run, held) { return .stopped(held) }
-        run.settings.asyncPort = asyncPortForRun(run, held)      // L1
+        run.settings.pointee.asyncPort = asyncPortForRun(run, held)      // L1
         let firstBlocks = detachFirstBlocksEarly(run, held)
         held.unlock()
         return .ready(firstBlocks: firstBlocks)
@@ -212,7 +226,7 @@ extension Loop {
         case .stopped(let held): return UnderLock(held: held, value: .stopped)
         case .ready(let blocks): firstBlocks = blocks
         }
-        run.settings.deadline = WaitDeadline(timeout: run.settings.timeout, on: self)   // L2
+        run.settings.pointee.deadline = WaitDeadline(timeout: run.settings.pointee.timeout, on: self)   // L2
         var didDispatchAsyncLastPass = true
         while true {
             let top = beginPass(run, &firstBlocks)                                // L3 … S2, B3
@@ -239,7 +253,7 @@ extension Loop {
     /// passed → timed out; the run stopped, then the mode stopped → stopped; L-f: the mode empty
     /// (looked at only now, after the wait) → finished; nil: another pass.
     @inline(__always)
-    private func exitCheck(_ run: RunContext, handled: Bool, _ held: borrowing LoopLock.Held) -> Loop.RunResult? {
+    func exitCheck(_ run: RunContext, handled: Bool, _ held: borrowing LoopLock.Held) -> Loop.RunResult? {
         if handled && run.returnAfterSourceHandled { return .handledSource }
         if run.deadline.isReached(on: self) { return .timedOut }
         if takeStop(run, held) { return .stopped }

@@ -18,7 +18,7 @@ extension Loop {
     func settleBeforeEntry(_ run: RunContext, _ held: borrowing LoopLock.Held) -> SettledStart {
         let epoch = mirrors.epoch
         let unstopped = !held[run.frame].stopped && !held[run.mode].stopped
-        if unstopped { run.settings.asyncPort = asyncPortForRun(run, held) }
+        if unstopped { run.settings.pointee.asyncPort = asyncPortForRun(run, held) }
         return SettledStart(epoch: epoch, unstopped: unstopped)
     }
 

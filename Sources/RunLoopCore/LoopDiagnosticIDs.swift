@@ -28,4 +28,7 @@ extension DiagnosticID {
     /// Debug builds: a loop slept a whole `lostWakeUpBound` while announced work (a job,
     /// submitted work, a stop) waited for it; the message carries the wake-up state (issue 26).
     public static let lostWakeUp: DiagnosticID = "loop.lost-wake-up"
+    /// A `HostedRun` was released while its run was still going: its Exit never ran and the
+    /// loop's run stays pushed. End a hosted run with `end()` (or drive it to a result).
+    public static let hostedRunAbandoned: DiagnosticID = "loop.hosted-run-abandoned"
 }

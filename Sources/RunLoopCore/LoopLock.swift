@@ -17,7 +17,9 @@ import Musl
 /// state guarded by it cannot be touched without it.
 ///
 /// The guarded state sits behind pointers made here and read only through a `Held`, so the
-/// unsafe code of the loop's locking is this file: a pointer's pointee is not subject to
+/// unsafe code of the loop's locking is this file. The accessors are `@_transparent`: a debug
+/// build inlines them too, where a `_read`/`_modify` accessor that is not inlined allocates its
+/// coroutine frame on every use (14 allocations per pass). The pointers themselves: a pointer's pointee is not subject to
 /// Swift's run-time exclusivity checks, which on class properties cost a third of a pass's
 /// instructions, and which the lock makes redundant. Debug builds check instead, on every
 /// access, that the calling thread holds the lock.
@@ -99,50 +101,27 @@ final class LoopLock: @unchecked Sendable {
         }
 
         /// The loop's guarded state.
-        var loop: LoopGuardedState {
-            @inline(__always) _read {
+        var loop: Guarded<LoopGuardedState> {
+            @_transparent get {
                 checkHeld()
-                yield state.pointee
-            }
-            @inline(__always) nonmutating _modify {
-                checkHeld()
-                yield &state.pointee
+                return Guarded(state)
             }
         }
 
         /// A mode's guarded state.
-        subscript(_ mode: ModeState) -> ModeGuardedState {
-            @inline(__always) _read {
+        subscript(_ mode: ModeState) -> Guarded<ModeGuardedState> {
+            @_transparent get {
                 checkHeld()
-                yield mode.guardedStorage.pointer.pointee
-            }
-            @inline(__always) nonmutating _modify {
-                checkHeld()
-                yield &mode.guardedStorage.pointer.pointee
+                return Guarded(mode.guardedStorage.pointer)
             }
         }
 
-        /// A run's guarded state (its stop flag, serial and W3 flag).
-        subscript(_ frame: RunFrame) -> RunControl {
-            @inline(__always) _read {
+        /// A running run's guarded state (its stop flag, serial and W3 flag), through its
+        /// frame's handle.
+        subscript(_ frame: RunFrameHandle) -> Guarded<RunControl> {
+            @_transparent get {
                 checkHeld()
-                yield frame.controlStorage.pointer.pointee
-            }
-            @inline(__always) nonmutating _modify {
-                checkHeld()
-                yield &frame.controlStorage.pointer.pointee
-            }
-        }
-
-        /// A running run's guarded state, through its frame's handle.
-        subscript(_ frame: RunFrameHandle) -> RunControl {
-            @inline(__always) _read {
-                checkHeld()
-                yield frame.controlStorage.pointer.pointee
-            }
-            @inline(__always) nonmutating _modify {
-                checkHeld()
-                yield &frame.controlStorage.pointer.pointee
+                return Guarded(frame.controlStorage.pointer)
             }
         }
 
@@ -157,8 +136,8 @@ final class LoopLock: @unchecked Sendable {
             discard self
         }
 
-        @inline(__always)
-        private func checkHeld() {
+        @usableFromInline
+        func checkHeld() {
             #if DEBUG
             let holder = lock._withUnsafeGuaranteedRef { $0.holder.load(ordering: .relaxed) }
             precondition(holder == UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))),
@@ -169,6 +148,37 @@ final class LoopLock: @unchecked Sendable {
         deinit {
             assertionFailure("a held loop lock was dropped without unlock(): the lock stays taken")
         }
+    }
+}
+
+/// Guarded state as a `LoopLock.Held` lends it: its fields read and written in place. Made
+/// only by a `Held`; used within the expression that asked for it (`held.loop.depth += 1`).
+///
+/// The fields are reached through key paths into the state's storage, so that a `Held` bound
+/// with `let` can still be consumed by `unlock()` after them (a property of the `Held` itself
+/// that yields its storage would keep the `Held` borrowed), and so that a debug build makes no
+/// coroutine frame (an allocation) per access. An optimised build compiles each key path to the
+/// field's offset.
+@dynamicMemberLookup
+struct Guarded<State> {
+    private let pointer: UnsafeMutablePointer<State>
+
+    @_transparent
+    fileprivate init(_ pointer: UnsafeMutablePointer<State>) { self.pointer = pointer }
+
+    subscript<Field>(dynamicMember field: WritableKeyPath<State, Field>) -> Field {
+        @_transparent unsafeAddress { UnsafePointer(pointer.pointer(to: field).unsafelyUnwrapped) }
+        @_transparent nonmutating unsafeMutableAddress { pointer.pointer(to: field).unsafelyUnwrapped }
+    }
+
+    subscript<Value>(dynamicMember property: KeyPath<State, Value>) -> Value {
+        @_transparent get { pointer.pointee[keyPath: property] }
+    }
+
+    /// The whole state, for its mutating methods (`held.loop.value.pushFrame()`).
+    var value: State {
+        @_transparent unsafeAddress { UnsafePointer(pointer) }
+        @_transparent nonmutating unsafeMutableAddress { pointer }
     }
 }
 

@@ -52,6 +52,9 @@ struct LoopGuardedState {
         return frameHandles[depth]
     }
 
+    /// R5's pop: back to the run this one nested in.
+    mutating func popFrame() { depth -= 1 }
+
     mutating func addFrame(_ frame: RunFrame) {
         frames.append(frame)
         frameHandles.append(frame.handle)
@@ -71,6 +74,9 @@ struct RunControl {
     /// loop's next look at its queues sees the work. (Flipped outside the lock, it let the two
     /// threads miss each other's stores on x86: issue 26, Models/wakeup.pml.)
     var ignoresWakeUps = false
+    /// A host event loop drives the run (`HostedRun`): the loop's thread is the host's, so a
+    /// wake-up on it is written, not noted (the host may block before the loop looks again).
+    var isHosted = false
 }
 
 /// A loop's state that only its owner thread touches.

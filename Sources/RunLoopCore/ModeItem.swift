@@ -29,7 +29,7 @@ extension LoopObserver: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopObserver]> { \.observers }
     func isHeld(by state: ModeState, _ held: borrowing LoopLock.Held) -> Bool { held[state].observers.contains { $0 === self } }
     func insert(into state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) -> SystemCallError? {
-        held[state].insertSorted(self)
+        held[state].value.insertSorted(self)
         state.observersChanged(held)
         state.observerMask.bitwiseOr(activities.rawValue, ordering: .relaxed)  // O3
         state.liveObserverMask.bitwiseOr(activities.rawValue, ordering: .relaxed)

@@ -72,20 +72,20 @@ struct RunContext {
         frame.scratch.pointee.settings = RunSettings(timeout: timeout, returnAfterSourceHandled: returnAfterSourceHandled)
     }
 
-    /// The run's settings (loop thread only).
-    var settings: RunSettings {
-        @inline(__always) _read { yield frame.scratch.pointee.settings }
-        @inline(__always) nonmutating _modify { yield &frame.scratch.pointee.settings }
+    /// The run's settings, in its frame (loop thread only). A pointer, not a property that
+    /// yields them: a debug build would allocate a coroutine frame for each access.
+    var settings: UnsafeMutablePointer<RunSettings> {
+        @inline(__always) get { frame.scratch.pointer(to: \.settings).unsafelyUnwrapped }
     }
 
     /// The run returns after one handled source (CF's `stopAfterHandle`, "rash").
-    var returnAfterSourceHandled: Bool { @inline(__always) get { settings.returnAfterSourceHandled } }
+    var returnAfterSourceHandled: Bool { @inline(__always) get { settings.pointee.returnAfterSourceHandled } }
     /// L1: the async queue's descriptor when this run services the queue.
-    var asyncPort: Descriptor? { @inline(__always) get { settings.asyncPort } }
+    var asyncPort: Descriptor? { @inline(__always) get { settings.pointee.asyncPort } }
     /// L2.
-    var deadline: WaitDeadline { @inline(__always) get { settings.deadline } }
+    var deadline: WaitDeadline { @inline(__always) get { settings.pointee.deadline } }
     /// The run's serial (`RunControl.serial`), which the wait compares with a wake-up's.
-    var serial: UInt64 { @inline(__always) get { settings.serial } }
+    var serial: UInt64 { @inline(__always) get { settings.pointee.serial } }
 }
 
 /// What a run was asked to do and what it settled before its first pass.

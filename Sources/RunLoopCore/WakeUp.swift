@@ -81,9 +81,10 @@ extension Loop {
         guard !held.loop.tornDown, !held[innermost].ignoresWakeUps else { return nil }
         held.loop.wakeUp.serial = held[innermost].serial
         if wakeUpFlags.noted.load(ordering: .relaxed) { return nil }   // the noted one's wait takes it
-        if isOwnerThread {
+        if isOwnerThread && !held[innermost].isHosted {
             // Not waiting: note it for the next wait, unless a written one is already pending
-            // (its event ends that wait anyway).
+            // (its event ends that wait anyway). A hosted run's thread belongs to its host,
+            // which may block before the loop looks again: there, it is written.
             if !wakeUpFlags.pending.load(ordering: .relaxed) {
                 wakeUpFlags.pending.store(true, ordering: .releasing)
                 wakeUpFlags.noted.store(true, ordering: .releasing)
