@@ -305,23 +305,29 @@ extension Loop {
     func doTimers(_ run: RunContext, now known: UInt64? = nil) -> LoopLock.Held {
         let state = run.mode, frame = run.frame
         let now = known ?? clockNanoseconds()
-        var held = lock.lock()
+        let held = lock.lock()
         held[state].timers.collectDue(now: now, into: &frame.scratch.pointee.timers)
+        // The lock passes from timer to timer: each callout releases it and takes it again.
+        // It is kept in an optional so the closure below can hand it on.
+        var current: LoopLock.Held? = held
         var fired = false
         var index = 0
         while index < frame.scratch.pointee.timers.count {
             // Lent, not retained: the frame's list holds the timer until the truncate below,
             // and a nested run has a frame of its own.
-            let timer = Unmanaged.passUnretained(frame.scratch.pointee.timers[index].timer).takeUnretainedValue()
+            let timer = Unmanaged.passUnretained(frame.scratch.pointee.timers[index].timer)
             index += 1
-            let outcome = doTimer(timer, state, limit: now, held)
-            held = outcome.held
-            if outcome.value { fired = true }
+            timer._withUnsafeGuaranteedRef { timer in
+                let outcome = doTimer(timer, state, limit: now, current.take()!)
+                if outcome.value { fired = true }
+                current = .some(outcome.held)
+            }
         }
         frame.scratch.pointee.timers.truncate(to: 0)
+        let relocked = current.take()!
         // A fired timer re-armed its modes as it moved or left; otherwise re-arm here.
-        if !fired { state.rearm(waiting: false, held) }
-        return held
+        if !fired { state.rearm(waiting: false, relocked) }
+        return relocked
     }
 
     /// T5: fire one timer, then invalidate it (one-shot), keep a date set in the callout, or
@@ -368,6 +374,7 @@ extension Loop {
     /// T5.2, with the timer's lock held: a timer that is valid, due and not firing is marked
     /// firing, and its modes re-arm without it; its date and whether it is one-shot. Nil when
     /// it does not fire (left this loop's modes, invalid, not due, firing in an outer run).
+    @inline(__always)
     private func startFiring(_ timer: LoopTimer, limit: UInt64, _ held: borrowing LoopLock.Held) -> (old: UInt64, oneShot: Bool)? {
         guard timer.core.valid, timer.fireDate <= limit, !timer.firing else { return nil }
         timer.firing = true

@@ -230,6 +230,7 @@ extension Loop {
     /// `reposition` with the timer's lock held too: each of the timer's modes in this loop
     /// moves it to its current date (counting as inserted last among timers of that date, T2)
     /// and re-arms.
+    @inline(__always)
     func reposition(_ timer: LoopTimer, _ held: borrowing LoopLock.Held) {
         let date = timer.fireDate
         let tolerance = timer.effectiveToleranceNsLocked
