@@ -17,7 +17,7 @@ enum ProcessCounters {
 ///
 /// Lock order: a loop's lock may be held while taking an item's lock, never the reverse, so
 /// an item never calls into a loop while holding its own lock.
-final class ItemCore: @unchecked Sendable {  // every var is guarded by `lock`
+final class ItemCore: Sendable {
     struct Home {
         weak var loop: Loop?
         /// Concrete modes of `loop` that hold the item.
@@ -29,14 +29,15 @@ final class ItemCore: @unchecked Sendable {  // every var is guarded by `lock`
     /// Observers, timers, ports and fd sources live in one loop (O2, T2); sources0 may be in
     /// several (S5).
     let allowsSeveralLoops: Bool
-    var valid = true
+    /// `nonisolated(unsafe)`, as every `var` here: only with `lock` held.
+    nonisolated(unsafe) var valid = true
     /// Mirror of `valid` the loop reads without taking the item's lock.
     let validFlag = Atomic<Bool>(true)
-    var homes: [Home] = []
+    nonisolated(unsafe) var homes: [Home] = []
     /// The loop a single-loop item was first added to, kept after it leaves every mode: its
     /// callout (a `sending` closure) then never runs on a second loop's thread while the first
     /// may still be inside it. Nil before the first add, and again once that loop is freed.
-    weak var boundLoop: Loop?
+    nonisolated(unsafe) weak var boundLoop: Loop?
 
     init(allowsSeveralLoops: Bool) { self.allowsSeveralLoops = allowsSeveralLoops }
 

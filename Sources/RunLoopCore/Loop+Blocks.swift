@@ -69,8 +69,8 @@ extension Loop {
     public func performOnOwnerThread(inMode mode: Loop.Mode = .default, label: String = "block",
                                      _ block: @escaping () -> Void) -> Bool {
         preconditionOnOwnerThread("Loop.performOnOwnerThread")
-        let work = OwnerThreadWork(block)
-        return perform(inMode: mode, label: label) { work.run() }
+        let work: OwnerThreadCallout = OwnerThreadCallout("Loop.performOnOwnerThread", loop: self, block)
+        return perform(inMode: mode, label: label) { work() }
     }
 
     /// ``submit(label:_:)`` for a closure that is not `Sendable`, from the loop's own thread
@@ -82,8 +82,8 @@ extension Loop {
     @discardableResult
     public func submitOnOwnerThread(label: String = "mainQueue", _ work: @escaping () -> Void) -> Bool {
         preconditionOnOwnerThread("Loop.submitOnOwnerThread")
-        let owned = OwnerThreadWork(work)
-        return submit(label: label) { owned.run() }
+        let owned: OwnerThreadCallout = OwnerThreadCallout("Loop.submitOnOwnerThread", loop: self, work)
+        return submit(label: label) { owned() }
     }
 
     /// Queues a block or a job (B1), creating its modes; false, with a diagnostic, when the
@@ -174,14 +174,4 @@ extension Loop {
         if !known { known = lock.withLock { $0[state].isCommon } }
         return known
     }
-}
-
-/// A closure that is not `Sendable`, made on a loop's thread and run only there.
-/// `@unchecked Sendable`: the `performOnOwnerThread`/`submitOnOwnerThread` check that it is
-/// made on the owner thread, and blocks and async work run only on that thread, so it never
-/// runs concurrently with its maker.
-private struct OwnerThreadWork: @unchecked Sendable {
-    private let body: () -> Void
-    init(_ body: @escaping () -> Void) { self.body = body }
-    func run() { body() }
 }

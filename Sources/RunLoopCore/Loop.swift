@@ -23,10 +23,7 @@ import Musl
 /// let result = loop.run(mode: .default, timeout: .seconds(1), returnAfterSourceHandled: true)
 /// // result == .handledSource
 /// ```
-public final class Loop: @unchecked Sendable {
-    // Sendable: what other threads reach is behind `lock` (a `LoopLock.Held` is the only way to
-    // it) or atomic; `owned` is touched only on the owner thread (checked in debug builds); the
-    // rest is immutable.
+public final class Loop: Sendable {
 
     /// The lock, and through it the state other threads reach (see `LoopLock`).
     let lock: LoopLock
@@ -51,8 +48,9 @@ public final class Loop: @unchecked Sendable {
     let isRegistered: Bool
 
     /// What only the owner thread touches (checked with `assertOwnerThread` in debug builds).
-    /// `@exclusivity(unchecked)`: confined to one thread; read on every callout.
-    @exclusivity(unchecked) var owned = LoopOwnedState()
+    /// `nonisolated(unsafe)`, `@exclusivity(unchecked)`: confined to that one thread; read on
+    /// every callout.
+    @exclusivity(unchecked) nonisolated(unsafe) var owned = LoopOwnedState()
 
     let passCounter = Atomic<UInt64>(0)
 

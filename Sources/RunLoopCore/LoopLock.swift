@@ -23,11 +23,11 @@ import Musl
 /// Swift's run-time exclusivity checks, which on class properties cost a third of a pass's
 /// instructions, and which the lock makes redundant. Debug builds check instead, on every
 /// access, that the calling thread holds the lock.
-final class LoopLock: @unchecked Sendable {
-    // Sendable: the state is reached only through a `Held`, which exists only while `mutex` is
-    // locked by the thread that made it.
+final class LoopLock: Sendable {
     fileprivate let mutex = PThreadMutex()
-    fileprivate let state: UnsafeMutablePointer<LoopGuardedState>
+    /// `nonisolated(unsafe)`: reached only through a `Held`, which exists only while `mutex` is
+    /// locked by the thread that made it.
+    fileprivate nonisolated(unsafe) let state: UnsafeMutablePointer<LoopGuardedState>
     #if DEBUG
     /// The thread holding the lock (0: none), for the debug check.
     fileprivate let holder = Atomic<UInt>(0)

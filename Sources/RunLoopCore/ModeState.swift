@@ -23,9 +23,7 @@ enum WaitToken {
 /// clock the timer descriptor is a timerfd armed at the mode's deadline (T3); on a virtual
 /// clock it is an eventfd poked when the deadline changes during a wait, so the waiter can
 /// recompute how far to jump.
-final class ModeState: @unchecked Sendable {
-    // Sendable: `guardedStorage` is reached only through the owning loop's `LoopLock.Held`,
-    // `signalled` only under `signalLock`; the rest is atomic or immutable.
+final class ModeState: Sendable {
     let mode: Loop.Mode
     /// Unique for the process's lifetime: items name the modes holding them by it.
     let id = ProcessCounters.itemID()
@@ -45,8 +43,9 @@ final class ModeState: @unchecked Sendable {
     let signalLock = PThreadMutex()
     /// The registrations of this mode's sources0 that were signalled and not yet found
     /// performed, each once: the pass looks at these, not at every source of the mode (S2).
-    /// Only with `signalLock` held. `@exclusivity(unchecked)`: the lock serialises access.
-    @exclusivity(unchecked) var signalled: [Source0Registration] = []
+    /// `nonisolated(unsafe)`, `@exclusivity(unchecked)`: only with `signalLock` held, which
+    /// serialises access.
+    @exclusivity(unchecked) nonisolated(unsafe) var signalled: [Source0Registration] = []
     /// Bumped under the loop's lock with every change of `observers` (`observersChanged`), so
     /// a notification whose snapshot is still current skips the lock (see `doObservers`).
     /// Starts at 1: a run frame's 0 means it holds no snapshot.
@@ -54,7 +53,8 @@ final class ModeState: @unchecked Sendable {
 
     /// The mode's items and flags: reached only through the owning loop's `LoopLock.Held`
     /// (`held[mode]`).
-    let guardedStorage = LockGuardedStorage(ModeGuardedState())
+    /// `nonisolated(unsafe)`: the pointer is followed only with the loop's lock held.
+    nonisolated(unsafe) let guardedStorage = LockGuardedStorage(ModeGuardedState())
 
     let epollFD: Descriptor
     let timerFD: Descriptor

@@ -13,14 +13,14 @@ import Synchronization
 /// }
 /// Loop.current.add(observer, mode: .common)
 /// ```
-public final class LoopObserver: @unchecked Sendable {  // core is locked; `firing` is loop-thread confined
+public final class LoopObserver: Sendable {
     public let activities: Loop.Activity
     public let repeats: Bool
     public let order: Int
     public let label: String
     /// `sending`, not `Sendable`: only the thread of the one loop the observer is bound to
-    /// calls it (`ItemCore.boundLoop`), never two threads at once.
-    let callout: (LoopObserver, Loop.Activity) -> Void
+    /// calls it (`ItemCore.boundLoop`), never two threads at once; hence `nonisolated(unsafe)`.
+    nonisolated(unsafe) let callout: (LoopObserver, Loop.Activity) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
     /// Set while its callout runs, so a nested run does not re-enter it (O5). Only the loop's
     /// own thread fires an observer, so this is confined to that thread.
@@ -55,7 +55,7 @@ public final class LoopObserver: @unchecked Sendable {  // core is locked; `firi
 /// loop.add(source, mode: .default)
 /// source.signal(); loop.wakeUp()
 /// ```
-public final class LoopSource: @unchecked Sendable {  // core.lock guards signal/invalidate; the stamp is atomic
+public final class LoopSource: Sendable {
     public let order: Int
     public let label: String
     // `@Sendable`: a source0 may be in several loops (S5), so their threads may perform it at
@@ -68,8 +68,9 @@ public final class LoopSource: @unchecked Sendable {  // core.lock guards signal
     /// Written under core.lock by `signal`/`invalidate`; the loop reads and clears it atomically.
     let signalStamp = Atomic<UInt64>(0)
     /// One per mode holding the source (`SignalledSources.swift`), under `core.lock`.
-    /// `@exclusivity(unchecked)`: the lock serialises access; `signal` reads it on every call.
-    @exclusivity(unchecked) var registrations: [Source0Registration] = []
+    /// `nonisolated(unsafe)`, `@exclusivity(unchecked)`: the lock serialises access; `signal`
+    /// reads it on every call.
+    @exclusivity(unchecked) nonisolated(unsafe) var registrations: [Source0Registration] = []
 
     /// - Parameters:
     ///   - order: signalled sources run in ascending order, ties in signal order (S2).

@@ -4,13 +4,13 @@
 /// Two parts with two owners: `controlStorage` (a stop request, the run's serial, W3's flag),
 /// which other threads reach under the loop's lock (`LoopLock.Held[frame]`), and `scratch`,
 /// which only the loop thread touches, one step at a time.
-final class RunFrame: @unchecked Sendable {
-    // Sendable: `controlStorage` is reached only through `LoopLock.Held`; `scratch` only on the
-    // loop's thread, which runs one pass step at a time.
-    let controlStorage = LockGuardedStorage(RunControl())
+final class RunFrame: Sendable {
+    /// `nonisolated(unsafe)`: reached only through `LoopLock.Held`, with the loop's lock held.
+    nonisolated(unsafe) let controlStorage = LockGuardedStorage(RunControl())
     /// Behind a pointer so the hot per-item appends and reads skip Swift's dynamic exclusivity
     /// checks on class properties (they were a third of a pass's instructions).
-    let scratch: UnsafeMutablePointer<Scratch>
+    /// `nonisolated(unsafe)`: only the loop's thread touches it, one pass step at a time.
+    nonisolated(unsafe) let scratch: UnsafeMutablePointer<Scratch>
 
     struct Scratch {
         /// The settings of the run using this frame.

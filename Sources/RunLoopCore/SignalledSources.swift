@@ -5,7 +5,7 @@ import Synchronization
 /// modes' `signalled` lists, so a pass looks at the sources signalled for its mode instead of
 /// scanning every source0 of the mode: the pass costs the sources signalled, not the sources
 /// registered. The order of the performs is unchanged: ascending `order`, ties by signal stamp.
-final class Source0Registration: @unchecked Sendable {  // queued, active: mode.signalLock; the rest immutable
+final class Source0Registration: Sendable {
     /// `ModeState.id` of the mode.
     let modeID: UInt64
     /// Unretained: the registration is in its source's `registrations` only while the mode
@@ -15,10 +15,11 @@ final class Source0Registration: @unchecked Sendable {  // queued, active: mode.
     /// Unretained: followed only while `active` under the mode's `signalLock`, and an active
     /// registration's source is in the mode's `sources0`, which keeps it alive.
     unowned(unsafe) let source: LoopSource
-    /// In `mode.signalled` now. `@exclusivity(unchecked)`: `signalLock` serialises access.
-    @exclusivity(unchecked) var queued = false
-    /// The source is still in the mode. `@exclusivity(unchecked)`: as `queued`.
-    @exclusivity(unchecked) var active = true
+    /// In `mode.signalled` now. `nonisolated(unsafe)`, `@exclusivity(unchecked)`: the mode's
+    /// `signalLock` serialises access.
+    @exclusivity(unchecked) nonisolated(unsafe) var queued = false
+    /// The source is still in the mode. `nonisolated(unsafe)`, `@exclusivity(unchecked)`: as `queued`.
+    @exclusivity(unchecked) nonisolated(unsafe) var active = true
 
     init(mode: ModeState, source: LoopSource) {
         self.modeID = mode.id

@@ -15,17 +15,18 @@ import Synchronization
 /// }
 /// loop.add(tick, mode: .common)
 /// ```
-public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded by core.lock
+public final class LoopTimer: Sendable {
     public let label: String
     /// `sending`, not `Sendable`: only the thread of the one loop the timer is bound to calls
-    /// it (`ItemCore.boundLoop`), never two threads at once.
-    let callout: (LoopTimer) -> Void
+    /// it (`ItemCore.boundLoop`), never two threads at once; hence `nonisolated(unsafe)`.
+    nonisolated(unsafe) let callout: (LoopTimer) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
     /// The date currently scheduled, in clock nanoseconds (or firing, inside the callout: T5).
-    var fireDate: UInt64
+    /// `nonisolated(unsafe)`, as the other `var`s here: only with `core.lock` held.
+    nonisolated(unsafe) var fireDate: UInt64
     /// Nanoseconds between fires; 0 for a one-shot timer.
     let intervalNs: UInt64
-    private var toleranceNs: UInt64
+    private nonisolated(unsafe) var toleranceNs: UInt64
     /// Inside its callout (T5). Written under `core.lock`; atomic so the pass and `rearm` read
     /// it without the timer's lock.
     var firing: Bool {
@@ -35,9 +36,9 @@ public final class LoopTimer: @unchecked Sendable {  // mutable state is guarded
     private let firingFlag = Atomic<Bool>(false)
     /// One slot per mode holding the timer (`TimerQueue`), under `core.lock`.
     /// `@exclusivity(unchecked)`: the lock serialises access; every fire reads it twice.
-    @exclusivity(unchecked) var placements: [TimerSlot] = []
+    @exclusivity(unchecked) nonisolated(unsafe) var placements: [TimerSlot] = []
     /// `setNextFireDate` was called during the callout: keep that date (T5).
-    var rescheduledInCallout = false
+    nonisolated(unsafe) var rescheduledInCallout = false
 
     /// A timer first firing at `fireAt` on its loop's clock.
     ///

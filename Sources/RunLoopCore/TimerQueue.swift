@@ -3,7 +3,7 @@ import Synchronization
 /// Where one timer sits in one mode's queue. The timer keeps one slot per mode holding it
 /// (`LoopTimer.placements`, under the timer's lock); `index` follows the entry as the heap
 /// moves it (under the loop's lock).
-final class TimerSlot: @unchecked Sendable {  // index: the owning loop's lock; the rest immutable
+final class TimerSlot: Sendable {
     /// `Loop.identity` of the loop whose mode holds the timer.
     let loopID: UInt64
     /// `ModeState.id` of that mode.
@@ -12,7 +12,8 @@ final class TimerSlot: @unchecked Sendable {  // index: the owning loop's lock; 
     /// slot is only followed by that loop (checked with `loopID`).
     let mode: Unmanaged<ModeState>
     /// `@exclusivity(unchecked)`: the loop's lock serialises access; every heap move writes it.
-    @exclusivity(unchecked) var index = 0
+    /// `nonisolated(unsafe)`: the owning loop's lock serialises it (every heap move writes it).
+    @exclusivity(unchecked) nonisolated(unsafe) var index = 0
 
     init(loopID: UInt64, mode: ModeState) {
         self.loopID = loopID
