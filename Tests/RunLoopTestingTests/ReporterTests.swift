@@ -12,11 +12,13 @@ import XCTest
                 #expect(!matched)
             }
         } matching: { issue in
-            issue.comments.map(\.rawValue) == ["""
-                Loop steps differ from the expected order (1 expected, 0 happened): 0 out of place, 1 missing, 0 unexpected.
-                  - entry — expected here; it did not happen
-                Actual steps: (none)
-                """] && issue.sourceLocation?.fileName == "ReporterTests.swift"
+            // The headline is the issue's first line (its error); the details are its comment.
+            issue.error.map(String.init(describing:))
+                == "Loop steps differ from the expected order (1 expected, 0 happened): 0 out of place, 1 missing, 0 unexpected."
+                && issue.comments.map(\.rawValue) == ["""
+                      - entry — expected here; it did not happen
+                    Actual steps: (none)
+                    """] && issue.sourceLocation?.fileName == "ReporterTests.swift"
         }
     }
 }

@@ -94,8 +94,8 @@ final class VirtualLoopDriver: Sendable {
         monitor.startWatchingInputs()
         var cancelled = false
         while true {
-            settle(maxPasses: maxPassesPerSettle, caller: "settling the loop", at: createdAt)
-            if state.value.bodyFinished { return true }
+            settle(maxPasses: maxPassesPerSettle, caller: "the test", at: createdAt, untilRequest: true)
+            if state.value.bodyFinished && state.value.requests.isEmpty { return true }
             if !state.value.requests.isEmpty {
                 perform(state.value.requests.removeFirst())
                 continue
@@ -118,7 +118,7 @@ final class VirtualLoopDriver: Sendable {
         }
     }
 
-    /// Moves the clock to `target` one event at a time: at each instant the loop's due timers
+    /// Settles the loop, then moves the clock to `target` one event at a time: at each instant the loop's due timers
     /// fire (one pass, T4: every overdue timer in fire-date order), then the due sleepers resume
     /// one by one in deadline order (ties in the order they began to sleep), the loop settling
     /// after each. A sleep begun meanwhile with a deadline before `target` is one more event.
@@ -128,6 +128,9 @@ final class VirtualLoopDriver: Sendable {
                    + "nothing ran", at: location)
             return
         }
+        // What is queued now runs first: a task made just before the advance begins its sleep at
+        // the instant it was made, not at the end of the window.
+        guard settle(maxPasses: maxPassesPerSettle, caller: caller, at: location) else { return }
         while true {
             let next = min(clock.nextSleeperDeadline ?? .max, loop.timerWakeDeadline(in: .default) ?? .max)
             guard next <= target else { break }
@@ -145,12 +148,15 @@ final class VirtualLoopDriver: Sendable {
     /// Polling passes of the default mode while anything is due now (a job or block, a due
     /// timer, a signalled source0, a port message, a ready fd, queued work), then, if the test
     /// uses the main actor, a main-queue barrier and again. Reports and returns false when
-    /// `maxPasses` passes do not settle it.
+    /// `maxPasses` passes do not settle it. `untilRequest`: stops early (settled) once the body
+    /// asks for something, which then settles the loop with its own bound.
     @discardableResult
-    private func settle(maxPasses: Int, caller: String, at location: LoopTestSourceLocation) -> Bool {
+    private func settle(maxPasses: Int, caller: String, at location: LoopTestSourceLocation,
+                        untilRequest: Bool = false) -> Bool {
         var passes = 0
         while true {
             while loopHasWorkNow() {
+                if untilRequest && !state.value.requests.isEmpty { return true }
                 guard passes < maxPasses else {
                     report(notSettledMessage(caller, passes: passes), at: location)
                     return false
