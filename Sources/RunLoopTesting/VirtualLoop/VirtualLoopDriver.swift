@@ -28,6 +28,15 @@ final class VirtualLoopDriver: Sendable {
         var requests: [Request] = []
         var bodyFinished = false
         var cancelBody: (@Sendable () -> Void)?
+        /// Set while a settling run is under way (see `settleGuard`).
+        var settling: Settling?
+    }
+
+    /// A settling run: it ends at the first BeforeWaiting with no job or block queued, at the
+    /// first one after `passLimit`, or (when `untilRequest`) once the body has asked for something.
+    private struct Settling {
+        let passLimit: UInt64
+        let untilRequest: Bool
     }
 
     /// What the body asked for, with the continuation that resumes it once done.
@@ -41,6 +50,7 @@ final class VirtualLoopDriver: Sendable {
         let keepAlive: LoopSource
         let waitKeepAlive: LoopSource
         let wakeObserver: LoopObserver
+        let settleGuard: LoopObserver
     }
 
     /// Sets up `loop` (made on the calling thread, which must be the one that will drive it).
@@ -59,11 +69,30 @@ final class VirtualLoopDriver: Sendable {
         loop.add(keepAlive, mode: .common)
         let waitKeepAlive = LoopSource(label: "VirtualLoopTest.keepAlive") {}
         loop.add(waitKeepAlive, mode: Self.offLoopWaitMode)
-        // The off-loop wait ends at its first wake-up: whatever came in runs at the next settle.
-        let wakeObserver = LoopObserver(activities: .afterWaiting, label: "VirtualLoopTest.endWait",
-                                        onOwnerThreadOf: loop) { [unowned loop] _, _ in loop.stop() }
+        // The off-loop wait ends at its first wake-up, or before it begins when work is due
+        // already: a job another thread queued before this run began woke nothing (W3: a
+        // wake-up is ignored while the loop is not running), and jobs do not run in this mode.
+        // Whatever came in runs at the next settle.
+        let wakeObserver = LoopObserver(activities: [.beforeWaiting, .afterWaiting], label: "VirtualLoopTest.endWait",
+                                        onOwnerThreadOf: loop) { [unowned loop] _, activity in
+            if activity == .afterWaiting || Self.hasWorkNow(on: loop, clock: clock) { loop.stop() }
+        }
         loop.add(wakeObserver, mode: Self.offLoopWaitMode)
-        ownItems = OwnItems(keepAlive: keepAlive, waitKeepAlive: waitKeepAlive, wakeObserver: wakeObserver)
+        // Ends a settling run where the loop would wait with nothing queued: the stop's wake-up
+        // ends that wait at once, so the clock does not move. A job queued meanwhile (by this
+        // thread or another) also ends the wait at once, so the run goes on to run it.
+        let state = self.state
+        let settleGuard = LoopObserver(activities: .beforeWaiting, order: Int.max, label: "VirtualLoopTest.settle",
+                                       onOwnerThreadOf: loop) { [unowned loop] _, _ in
+            guard let settling = state.value.settling else { return }
+            if loop.passCount >= settling.passLimit || (settling.untilRequest && !state.value.requests.isEmpty)
+                || !loop.hasPendingBlocks(for: .default) {
+                loop.stop()
+            }
+        }
+        loop.add(settleGuard, mode: .common)
+        ownItems = OwnItems(keepAlive: keepAlive, waitKeepAlive: waitKeepAlive, wakeObserver: wakeObserver,
+                            settleGuard: settleGuard)
         loop.eventSink = VirtualLoopSink(monitor: monitor)
     }
 
@@ -153,16 +182,21 @@ final class VirtualLoopDriver: Sendable {
     @discardableResult
     private func settle(maxPasses: Int, caller: String, at location: LoopTestSourceLocation,
                         untilRequest: Bool = false) -> Bool {
-        var passes = 0
+        var passes: UInt64 = 0
         while true {
             while loopHasWorkNow() {
                 if untilRequest && !state.value.requests.isEmpty { return true }
-                guard passes < maxPasses else {
-                    report(notSettledMessage(caller, passes: passes), at: location)
+                guard passes < UInt64(maxPasses) else {
+                    report(notSettledMessage(caller, passes: Int(passes)), at: location)
                     return false
                 }
-                _ = loop.run(mode: .default, timeout: .zero)
-                passes += 1
+                let start = loop.passCount
+                state.value.settling = Settling(passLimit: start + UInt64(maxPasses) - passes, untilRequest: untilRequest)
+                // No timeout (beyond CF's interval limit): the guard ends the run before any wait
+                // could jump the clock.
+                _ = loop.run(mode: .default, timeout: .seconds(Int64(1) << 40))
+                state.value.settling = nil
+                passes += loop.passCount - start
             }
             guard monitor.usesMainActor else { return true }
             monitor.mainQueueBarrier()
@@ -170,7 +204,10 @@ final class VirtualLoopDriver: Sendable {
         }
     }
 
-    private func loopHasWorkNow() -> Bool {
+    private func loopHasWorkNow() -> Bool { Self.hasWorkNow(on: loop, clock: clock) }
+
+    /// Whether a pass of the default mode has something to do now.
+    private static func hasWorkNow(on loop: Loop, clock: VirtualClock) -> Bool {
         if loop.hasPendingBlocks(for: .default) { return true }
         // The mode's own deadline (T8 may group timers under it), which the pass fires at.
         if let wake = loop.timerWakeDeadline(in: .default), wake <= clock.now.nanoseconds { return true }
@@ -235,7 +272,7 @@ final class VirtualLoopDriver: Sendable {
     /// Items the test added and did not remove, one line each.
     private func itemsLeft() -> [String] {
         let own: Set<ObjectIdentifier> = [ObjectIdentifier(ownItems.keepAlive), ObjectIdentifier(ownItems.waitKeepAlive),
-                                          ObjectIdentifier(ownItems.wakeObserver)]
+                                          ObjectIdentifier(ownItems.wakeObserver), ObjectIdentifier(ownItems.settleGuard)]
         var lines: [String] = []
         for items in loop.inventory.modes where items.mode != Self.offLoopWaitMode {
             lines += items.timers.filter { !own.contains(ObjectIdentifier($0)) }.map {

@@ -124,7 +124,10 @@ import Testing
     @Test func aSleepOnARealClockIsReported() async throws {
         let reporter = CollectingLoopTestReporter()
         try await withVirtualLoop(reporter: reporter) { _ in
-            try await Task.sleep(for: .milliseconds(1))   // ContinuousClock: real time, off the loop
+            // ContinuousClock: real time, waited for off the loop, and the task comes back from
+            // another thread. (Long enough that its deadline cannot pass before the sleep is
+            // queued: a job whose deadline has passed is queued at once, from the loop's thread.)
+            try await Task.sleep(for: .milliseconds(200))
         }
         let message = try #require(reporter.messages.first)
         #expect(message.contains("with no frame of the program on the stack"), "\(message)")
