@@ -4,9 +4,10 @@ import Glibc
 import Musl
 #endif
 
-// Two read-only questions RunLoopTesting's virtual-loop test asks between the polling runs it
-// drives: is there a block or job a pass of the mode would run now, and when would the mode's
-// wait end for its timers. `package`: the testing toolkit's, not public API.
+// Read-only questions RunLoopTesting's virtual-loop test asks between the runs it drives: is
+// there a block or job a pass of the mode would run now, when would the mode's wait end for its
+// timers, and what is the calling thread's name (for its reports). `package`: the testing
+// toolkit's, not public API.
 
 extension Loop {
     /// Whether a `perform` block or an executor job is queued that a pass of `mode` would run

@@ -109,10 +109,12 @@ import Testing
 
     @Test func dispatchWorkThatComesBackIsReportedWithWhereItStarted() async throws {
         let reporter = CollectingLoopTestReporter()
-        let line = #line + 3
+        let line = #line + 5
         try await withVirtualLoop(reporter: reporter) { _ in
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                DispatchQueue.global().async { continuation.resume() }
+                // Later than the body's suspension: a resume before it lets the body go on at
+                // once, on the loop's thread, with nothing arriving.
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { continuation.resume() }
             }
         }
         let message = try #require(reporter.messages.first)

@@ -1,6 +1,6 @@
 // Runs each of the twelve shapes N times on one side and prints one tab-separated line per shape:
 //
-//   side  shape  runs  failed  hung  seconds  first-difference
+//   side  shape  runs  parallel  failed  hung  seconds  first-difference
 //
 // A run fails when it sees other lines than the shape expects, throws, or (virtual loop) has a
 // failure reported by the harness; it hangs when it has not ended after --timeout-ms of real time
@@ -8,7 +8,12 @@
 // behind and the next one starts). One side per process: withMainSerialExecutor and
 // withVirtualLoop both write the runtime's global-enqueue hook.
 //
-//   async-test-clocks virtual-loop | testclock | testclock-serial  [--runs N] [--timeout-ms M] [--shape NAME]
+// testclock-serial wraps each run in its own withMainSerialExecutor, as a test does. With
+// --parallel K, K runs are under way at once (K tasks, each doing runs/K in a row), as Swift
+// Testing runs tests in parallel by default.
+//
+//   async-test-clocks virtual-loop | testclock | testclock-serial
+//                     [--runs N] [--parallel K] [--timeout-ms M] [--shape NAME]
 import ConcurrencyExtras
 import Dispatch
 import RunLoopTesting
@@ -23,19 +28,21 @@ enum Side: String {
 struct Options {
     var side = Side.virtualLoop
     var runs = 10_000
+    var parallel = 1
     var timeoutMilliseconds = 1_000
     var shape: String?
 
     init(_ arguments: [String]) {
         var rest = arguments.dropFirst()
         guard let first = rest.popFirst(), let side = Side(rawValue: first) else {
-            fatalError("usage: async-test-clocks virtual-loop|testclock|testclock-serial [--runs N] [--timeout-ms M] [--shape NAME]")
+            fatalError("usage: async-test-clocks virtual-loop|testclock|testclock-serial [--runs N] [--parallel K] [--timeout-ms M] [--shape NAME]")
         }
         self.side = side
         while let flag = rest.popFirst() {
             guard let value = rest.popFirst() else { fatalError("\(flag) needs a value") }
             switch flag {
             case "--runs": runs = Int(value)!
+            case "--parallel": parallel = max(1, Int(value)!)
             case "--timeout-ms": timeoutMilliseconds = Int(value)!
             case "--shape": shape = value
             default: fatalError("unknown option \(flag)")
@@ -77,42 +84,76 @@ func shapes(for side: Side) -> [(name: String, expected: [String], run: @Sendabl
             })
         }
     case .testClock, .testClockSerial:
+        let serial = side == .testClockSerial
         return TestClockShapes.all.map { shape in
             let expected = VirtualLoopShapes.all.first { $0.name == shape.name }!.expected
             return (shape.name, expected, {
-                do { return .finished(try await shape.run(), reported: []) } catch { return .threw("\(error)") }
+                guard serial else {
+                    do { return .finished(try await shape.run(), reported: []) } catch { return .threw("\(error)") }
+                }
+                let outcome = Mutex<Outcome>(.hung)
+                await withMainSerialExecutor {
+                    let result: Outcome
+                    do { result = .finished(try await shape.run(), reported: []) } catch { result = .threw("\(error)") }
+                    outcome.withLock { $0 = result }
+                }
+                return outcome.withLock { $0 }
             })
         }
     }
 }
 
-@MainActor
+/// What the runs of one shape came to.
+struct Tally: Sendable {
+    var failed = 0, hung = 0
+    var first: String?
+
+    mutating func add(_ outcome: Outcome, expected: [String]) {
+        switch outcome {
+        case .finished(let lines, let reported) where lines == expected && reported.isEmpty:
+            return
+        case .finished(let lines, let reported):
+            failed += 1
+            if first == nil { first = "saw \(lines)" + (reported.isEmpty ? "" : " reported \(reported)") }
+        case .threw(let error):
+            failed += 1
+            if first == nil { first = "threw \(error)" }
+        case .hung:
+            hung += 1
+            if first == nil { first = "hung" }
+        }
+    }
+
+    mutating func merge(_ other: Tally) {
+        failed += other.failed
+        hung += other.hung
+        first = first ?? other.first
+    }
+}
+
 func runSide(_ options: Options) async {
     for shape in shapes(for: options.side) where options.shape == nil || options.shape == shape.name {
-        var failed = 0, hung = 0
-        var first: String?
         let clock = ContinuousClock()
         let start = clock.now
-        for _ in 0..<options.runs {
-            let outcome = await runOnce(timeout: options.timeoutMilliseconds, shape.run)
-            switch outcome {
-            case .finished(let lines, let reported) where lines == shape.expected && reported.isEmpty:
-                continue
-            case .finished(let lines, let reported):
-                failed += 1
-                if first == nil { first = "saw \(lines)" + (reported.isEmpty ? "" : " reported \(reported)") }
-            case .threw(let error):
-                failed += 1
-                if first == nil { first = "threw \(error)" }
-            case .hung:
-                hung += 1
-                if first == nil { first = "hung" }
+        let tally = await withTaskGroup(of: Tally.self) { group in
+            for worker in 0..<options.parallel {
+                let share = options.runs / options.parallel + (worker < options.runs % options.parallel ? 1 : 0)
+                group.addTask {
+                    var tally = Tally()
+                    for _ in 0..<share {
+                        tally.add(await runOnce(timeout: options.timeoutMilliseconds, shape.run), expected: shape.expected)
+                    }
+                    return tally
+                }
             }
+            var total = Tally()
+            for await part in group { total.merge(part) }
+            return total
         }
         let elapsed = start.duration(to: clock.now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print([options.side.rawValue, shape.name, "\(options.runs)", "\(failed)", "\(hung)",
-               String(format: seconds), first ?? ""].joined(separator: "\t"))
+        print([options.side.rawValue, shape.name, "\(options.runs)", "\(options.parallel)", "\(tally.failed)", "\(tally.hung)",
+               String(format: seconds), tally.first ?? ""].joined(separator: "\t"))
     }
 }
 
@@ -123,9 +164,4 @@ func String(format seconds: Double) -> String {
     return "\(milliseconds / 1000)." + String(repeating: "0", count: fraction < 10 ? 2 : fraction < 100 ? 1 : 0) + "\(fraction)"
 }
 
-let options = Options(CommandLine.arguments)
-if options.side == .testClockSerial {
-    await withMainSerialExecutor { await runSide(options) }
-} else {
-    await runSide(options)
-}
+await runSide(Options(CommandLine.arguments))
