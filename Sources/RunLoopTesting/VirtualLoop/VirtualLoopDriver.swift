@@ -4,7 +4,7 @@ import RunLoopKit
 import Synchronization
 
 /// Runs a virtual-loop test's loop on the test's own thread, outside any job: it settles the
-/// loop (polling passes while anything is due now), and performs what the test body asks for
+/// loop (runs it until nothing is due now), and performs what the test body asks for
 /// (`advance`, `runUntilIdle`) while the body is suspended. Since it is the only thing that runs
 /// the loop and the loop runs one callout at a time, at most one job of the test runs at once.
 final class VirtualLoopDriver: Sendable {
@@ -147,10 +147,11 @@ final class VirtualLoopDriver: Sendable {
         }
     }
 
-    /// Settles the loop, then moves the clock to `target` one event at a time: at each instant the loop's due timers
-    /// fire (one pass, T4: every overdue timer in fire-date order), then the due sleepers resume
-    /// one by one in deadline order (ties in the order they began to sleep), the loop settling
-    /// after each. A sleep begun meanwhile with a deadline before `target` is one more event.
+    /// Settles the loop, then moves the clock to `target` one event at a time: at each instant
+    /// the loop's due timers fire (one pass, T4: every overdue timer in fire-date order), then
+    /// the due sleepers resume one by one in deadline order (ties in the order they began to
+    /// sleep), the loop settling after each. A sleep begun meanwhile with a deadline before
+    /// `target` is one more event.
     private func advance(to target: UInt64, caller: String, at location: LoopTestSourceLocation) {
         guard target >= clock.now.nanoseconds else {
             report("\(caller): the clock reads \(clock.now) and cannot go back to \(LoopInstant(nanoseconds: target)); "
@@ -174,11 +175,12 @@ final class VirtualLoopDriver: Sendable {
         settle(maxPasses: maxPassesPerSettle, caller: caller, at: location)
     }
 
-    /// Polling passes of the default mode while anything is due now (a job or block, a due
-    /// timer, a signalled source0, a port message, a ready fd, queued work), then, if the test
-    /// uses the main actor, a main-queue barrier and again. Reports and returns false when
-    /// `maxPasses` passes do not settle it. `untilRequest`: stops early (settled) once the body
-    /// asks for something, which then settles the loop with its own bound.
+    /// Runs the default mode while anything is due now (a job or block, a due timer, a
+    /// signalled source0, a port message, a ready fd, queued work): each run goes on until the
+    /// settle guard ends it at a BeforeWaiting with nothing queued. Then, if the test uses the
+    /// main actor, a main-queue barrier, and again. Reports and returns false when `maxPasses`
+    /// passes do not settle it. `untilRequest`: stops early (settled) once the body asks for
+    /// something, which then settles the loop with its own bound.
     @discardableResult
     private func settle(maxPasses: Int, caller: String, at location: LoopTestSourceLocation,
                         untilRequest: Bool = false) -> Bool {
@@ -255,11 +257,11 @@ final class VirtualLoopDriver: Sendable {
                    + items.map { "  - " + $0 }.joined(separator: "\n"), at: createdAt)
         }
         monitor.stopWatching()
-        let work = monitor.offLoopWork
-        if !work.isEmpty {
-            let cache = SymbolicationCache()
-            report("Work left the test's loop: \(work.count) piece\(work.count == 1 ? "" : "s"), not run in step with it\n"
-                   + work.map { "  - " + $0.describe(with: cache) }.joined(separator: "\n"), at: createdAt)
+        let inputs = monitor.offLoopInputs
+        if !inputs.isEmpty {
+            let places = StartingPlaces()
+            report("Work left the test's loop: \(inputs.count) piece\(inputs.count == 1 ? "" : "s"), not run in step with it\n"
+                   + inputs.map { "  - " + $0.describe(finding: places) }.joined(separator: "\n"), at: createdAt)
         }
         if monitor.mainQueueTimeouts > 0 {
             report("The main queue did not run within \(offLoopTimeout) (\(monitor.mainQueueTimeouts) time(s)): the test "
@@ -310,8 +312,8 @@ final class VirtualLoopDriver: Sendable {
                          + "\(LoopInstant(nanoseconds: asleep[0].deadline)) (the clock reads \(clock.now)): "
                          + "advance the clock to wake them.")
         }
-        let work = monitor.offLoopWork
-        if !work.isEmpty { lines.append("  \(work.count) piece(s) of work left the loop (listed at the end of the test).") }
+        let inputs = monitor.offLoopInputs.count
+        if inputs > 0 { lines.append("  \(inputs) input(s) came from other threads (listed at the end of the test).") }
         return lines.joined(separator: "\n")
     }
 }

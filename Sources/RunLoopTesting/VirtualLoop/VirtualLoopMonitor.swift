@@ -29,7 +29,7 @@ final class VirtualLoopMonitor: Sendable {
     private let mainActorTouched = Atomic<Bool>(false)
     /// The test used the main actor at some point: every settle ends with a main-queue barrier.
     private let mainActorUsed = Atomic<Bool>(false)
-    private let work = Locked<[OffLoopWork]>([])
+    private let inputs = Locked<[OffLoopInput]>([])
     private let barrierTimeouts = Atomic<Int>(0)
 
     init(loop: Loop, offLoopTimeout: Duration) {
@@ -83,7 +83,9 @@ final class VirtualLoopMonitor: Sendable {
         case .signal: what = "a signal of source0 '\(label)'"
         case .send: what = "a message to port '\(label)'"
         }
-        record(.arrival(thread: Loop.currentThreadName, input: what))
+        let backtrace = try? Backtrace.capture()
+        let input = OffLoopInput(what: what, thread: Loop.currentThreadName, time: loop.clock.now, backtrace: backtrace)
+        inputs.withLock { $0.append(input) }
     }
 
     /// A sleeper an advance resumed had begun to sleep on another thread: one of the main
@@ -94,14 +96,8 @@ final class VirtualLoopMonitor: Sendable {
         mainQueueBarrier()
     }
 
-    private func record(_ kind: OffLoopWork.Kind) {
-        let backtrace = try? Backtrace.capture()
-        let now = loop.clock.now
-        work.withLock { $0.append(OffLoopWork(kind: kind, time: now, backtrace: backtrace)) }
-    }
-
-    /// Everything recorded so far, oldest first.
-    var offLoopWork: [OffLoopWork] { work.withLock { $0 } }
+    /// The inputs from other threads so far, oldest first.
+    var offLoopInputs: [OffLoopInput] { inputs.withLock { $0 } }
 
     /// How many main-queue barriers ran out of time.
     var mainQueueTimeouts: Int { barrierTimeouts.load(ordering: .relaxed) }

@@ -15,15 +15,17 @@ import Darwin
 /// ``VirtualLoopTest`` (an actor whose executor is the loop), and its task prefers the loop as
 /// its task executor: the body, the tasks it starts that inherit its isolation, child tasks,
 /// nonisolated async functions it calls, and actors whose executor is `test.loop` all run on
-/// the loop's thread. Only the test's thread runs the loop, outside every job, so at most one
-/// job runs at a time; time moves only in ``VirtualLoopTest/advance(by:fileID:filePath:line:column:)``,
-/// which resumes due sleepers one at a time in deadline order and lets the loop settle after
-/// each.
+/// the loop's thread. So does every job the test's thread sends to the global concurrent
+/// executor (`Task.detached`, a `Task {…}` made in a loop callout or not capturing the test):
+/// a runtime hook queues it on the loop instead, on that thread only. Only the test's thread
+/// runs the loop, outside every job, so at most one job runs at a time; time moves only in
+/// ``VirtualLoopTest/advance(by:fileID:filePath:line:column:)``, which resumes due sleepers one
+/// at a time in deadline order and lets the loop settle after each.
 ///
-/// What leaves the loop is reported with where it started: a job sent to the global concurrent
-/// executor (`Task.detached`, a `Task {…}` that does not capture the test), an input from
-/// another thread (Dispatch work, a task that ran elsewhere, a sleep on a real clock). A hop to
-/// the main actor is waited for: the loop's thread blocks until the main queue has run it.
+/// A hop to the main actor is waited for: the loop's thread blocks until the main queue has run
+/// it. An input from another thread that the loop did not wait for (Dispatch work, a task that
+/// ran elsewhere, a sleep on a real clock) is reported with the thread and the first frame of the
+/// program on its stack.
 ///
 /// At the end, tasks still asleep on the clock and items still on the loop are reported (the
 /// sleepers are resumed with `CancellationError`). Failures go to `reporter` at the end of the
@@ -102,15 +104,20 @@ public enum VirtualLoopTestError: Error, CustomStringConvertible {
 /// The thread of one virtual-loop test: it makes the loop (so the loop belongs to it), hands the
 /// test to the caller, and drives the loop once the body's task is queued.
 final class VirtualLoopThread: Sendable {
+    // What crosses between the test's thread and the awaiting task goes through `handoff`'s
+    // lock; the continuations only say "look now". (A value passed through a continuation is
+    // ordered by the concurrency runtime, which ThreadSanitizer does not see through here.)
     private struct Handoff {
-        var started: CheckedContinuation<VirtualLoopTest, Never>?
+        var started: CheckedContinuation<Void, Never>?
+        var test: VirtualLoopTest?
         var cancelBody: (@Sendable () -> Void)?
         var go = false
+        var finished: CheckedContinuation<Void, Never>?
+        var bodyFinished = false
     }
 
     private let handoff = Locked(Handoff())
     private let changed = PThreadCondition()
-    private let finished = Locked<CheckedContinuation<Bool, Never>?>(nil)
 
     /// Starts the thread; returns its test once the loop exists.
     func start(start: LoopInstant, maxPassesPerSettle: Int, offLoopTimeout: Duration,
@@ -121,8 +128,10 @@ final class VirtualLoopThread: Sendable {
                 let clock = VirtualClock(start: start)
                 let driver = VirtualLoopDriver(loop: Loop(clock: clock), clock: clock, maxPassesPerSettle: maxPassesPerSettle,
                                                offLoopTimeout: offLoopTimeout, createdAt: createdAt)
-                let test = VirtualLoopTest(driver: driver)
-                handoff.withLock { $0.started.take() }?.resume(returning: test)
+                handoff.withLock { handoff in
+                    handoff.test = VirtualLoopTest(driver: driver)
+                    return handoff.started.take()
+                }?.resume()
                 let cancelBody = handoff.wait(on: changed, untilMonotonicNanoseconds: .max) { $0.go }
                     ? handoff.withLock { $0.cancelBody } : nil
                 if let cancelBody { driver.setCancelBody(cancelBody) }
@@ -130,23 +139,28 @@ final class VirtualLoopThread: Sendable {
                 let bodyFinished = driver.drive()
                 driver.finish()
                 MonitorSlot.set(nil)
-                finished.withLock { $0.take() }?.resume(returning: bodyFinished)
+                handoff.withLock { handoff in
+                    handoff.bodyFinished = bodyFinished
+                    return handoff.finished.take()
+                }?.resume()
             }
             let status = pthread_detach(handle)
             precondition(status == 0, "RunLoopTesting: pthread_detach failed: \(status)")
         }
+        return handoff.withLock { $0.test! }
     }
 
     /// Lets the thread drive the loop (the body's task is queued); returns when the test has
     /// ended: whether the body finished.
     func drive(cancelBody: @escaping @Sendable () -> Void) async -> Bool {
         await withCheckedContinuation { continuation in
-            finished.withLock { $0 = continuation }
             handoff.withLock {
+                $0.finished = continuation
                 $0.cancelBody = cancelBody
                 $0.go = true
             }
             changed.broadcast()
         }
+        return handoff.withLock { $0.bodyFinished }
     }
 }
