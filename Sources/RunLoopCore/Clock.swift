@@ -55,6 +55,11 @@ public final class MonotonicClock: LoopClock {
 /// there is no deadline at all does it block, on the real descriptors (wake-ups, ports, fds).
 /// Tasks sleeping on the clock resume when it reaches their deadline, in deadline order.
 ///
+/// ``advance(by:)`` resumes every due sleeper at once; where their tasks then run (the global
+/// concurrent executor, usually) decides the order in which they go on. For a test of several
+/// tasks, RunLoopTesting's `withVirtualLoop` runs them on one loop and resumes them one at a
+/// time, each running until it waits before the next.
+///
 /// ```swift
 /// let clock = VirtualClock()
 /// clock.advance(by: .milliseconds(75))   // simulate 75 ms of work inside a callout
