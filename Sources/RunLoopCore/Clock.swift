@@ -104,14 +104,8 @@ public final class VirtualClock: LoopClock {
 
     /// Moves time forward to `instant` nanoseconds if later than now (a wait's jump).
     func advance(toNanoseconds instant: UInt64) {
-        var seen = current.load(ordering: .acquiring)
-        while seen < instant {
-            let (exchanged, original) = current.compareExchange(
-                expected: seen, desired: instant, ordering: .acquiringAndReleasing)
-            if exchanged { break }
-            seen = original
-        }
-        sleepers.resume(upTo: max(seen, instant))
+        move(toNanoseconds: instant)
+        sleepers.resume(upTo: nowNanoseconds)
     }
 
     /// Suspends the task until the clock is advanced to `deadline` (at once if it is there
