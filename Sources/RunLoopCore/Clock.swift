@@ -55,12 +55,17 @@ public final class MonotonicClock: LoopClock {
 /// there is no deadline at all does it block, on the real descriptors (wake-ups, ports, fds).
 /// Tasks sleeping on the clock resume when it reaches their deadline, in deadline order.
 ///
+/// ``advance(by:)`` resumes every due sleeper at once; where their tasks then run (the global
+/// concurrent executor, usually) decides the order in which they go on. For a test of several
+/// tasks, RunLoopTesting's `withVirtualLoop` runs them on one loop and resumes them one at a
+/// time, each running until it waits before the next.
+///
 /// ```swift
 /// let clock = VirtualClock()
 /// clock.advance(by: .milliseconds(75))   // simulate 75 ms of work inside a callout
 /// ```
 public final class VirtualClock: LoopClock {
-    private let current: Atomic<UInt64>
+    fileprivate let current: Atomic<UInt64>
     let sleepers = VirtualSleepers()
 
     /// Creates a clock reading `start`.
@@ -99,14 +104,8 @@ public final class VirtualClock: LoopClock {
 
     /// Moves time forward to `instant` nanoseconds if later than now (a wait's jump).
     func advance(toNanoseconds instant: UInt64) {
-        var seen = current.load(ordering: .acquiring)
-        while seen < instant {
-            let (exchanged, original) = current.compareExchange(
-                expected: seen, desired: instant, ordering: .acquiringAndReleasing)
-            if exchanged { break }
-            seen = original
-        }
-        sleepers.resume(upTo: max(seen, instant))
+        move(toNanoseconds: instant)
+        sleepers.resume(upTo: nowNanoseconds)
     }
 
     /// Suspends the task until the clock is advanced to `deadline` (at once if it is there
@@ -134,6 +133,37 @@ public final class VirtualClock: LoopClock {
 
     /// How many tasks are sleeping on this clock (tests: a cancelled sleep leaves none).
     public var sleepingTaskCount: Int { sleepers.count }
+}
+
+// MARK: Stepping, for a test driver (RunLoopTesting's virtual-loop test)
+
+extension VirtualClock {
+    /// Moves time forward to `instant` nanoseconds if later than now, resuming nobody: the
+    /// caller resumes the sleepers due one at a time (`resumeFirstSleeper(dueBy:)`).
+    package func move(toNanoseconds instant: UInt64) {
+        var seen = current.load(ordering: .acquiring)
+        while seen < instant {
+            let (exchanged, original) = current.compareExchange(
+                expected: seen, desired: instant, ordering: .acquiringAndReleasing)
+            if exchanged { return }
+            seen = original
+        }
+    }
+
+    /// The earliest deadline a task sleeps until, or nil when none sleeps.
+    package var nextSleeperDeadline: UInt64? { sleepers.nextDeadline }
+
+    /// Resumes the one sleeper that comes first (deadline order, ties in the order the sleeps
+    /// began) if it is due by `instant`; what it was, or nil when none is.
+    package func resumeFirstSleeper(dueBy instant: UInt64) -> VirtualSleeperInfo? {
+        sleepers.resumeFirst(dueBy: instant)
+    }
+
+    /// The sleeping tasks, in the order they would resume.
+    package var sleeperInfos: [VirtualSleeperInfo] { sleepers.infos }
+
+    /// Resumes every sleeping task with `CancellationError`; what they were.
+    package func cancelSleepers() -> [VirtualSleeperInfo] { sleepers.cancelAll() }
 }
 
 /// The `Double`-seconds conveniences: CF's reading of a number of seconds.

@@ -12,6 +12,10 @@ import XCTest
 /// (`Test.current` is set) as a recorded `Issue`, otherwise through `XCTFail`, which fails the
 /// running `XCTestCase`.
 ///
+/// In Swift Testing the issue's first line is the failure's headline (what happened, as
+/// "Caught error: …": the headline is recorded as the issue's error) and its comment the
+/// details, so a report does not open with the generic "Issue recorded".
+///
 /// Outside any test `XCTFail` records nothing; the harness still keeps every failure in
 /// ``LoopTestHarness/failures`` and ``LoopTestHarness/finish(fileID:filePath:line:column:)``
 /// returns the ones it found, so nothing is lost.
@@ -26,7 +30,9 @@ public struct AutomaticLoopTestReporter: LoopTestReporter {
         #if canImport(Testing)
         if Test.current != nil {
             let location = failure.location
-            Issue.record(Comment(rawValue: failure.message),
+            let details = failure.details
+            Issue.record(FailureHeadline(description: failure.headline),
+                         details.isEmpty ? nil : Comment(rawValue: details),
                          sourceLocation: SourceLocation(fileID: location.fileID, filePath: "\(location.filePath)",
                                                         line: Int(location.line), column: Int(location.column)))
             return
@@ -36,4 +42,10 @@ public struct AutomaticLoopTestReporter: LoopTestReporter {
         XCTFail(failure.message, file: failure.location.filePath, line: failure.location.line)
         #endif
     }
+}
+
+/// A failure's headline as the error of a Swift Testing issue: the report prints its
+/// description on the issue's first line.
+struct FailureHeadline: Error, CustomStringConvertible {
+    let description: String
 }

@@ -15,6 +15,15 @@ public struct LoopTestFailure: Sendable, CustomStringConvertible {
         self.location = location
     }
 
+    /// The message's first line: what happened.
+    public var headline: String { String(message.prefix { $0 != "\n" }) }
+
+    /// The message after its first line (empty when it has one line).
+    public var details: String {
+        guard let newline = message.firstIndex(of: "\n") else { return "" }
+        return String(message[message.index(after: newline)...])
+    }
+
     /// "location: message".
     public var description: String { "\(location): \(message)" }
 }

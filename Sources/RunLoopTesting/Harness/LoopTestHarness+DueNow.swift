@@ -1,58 +1,16 @@
 import RunLoopKit
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 extension LoopTestHarness {
-    /// What a turn of `mode` would do now, one line each; empty when the mode is idle.
+    /// What a turn of `mode` would do now, one line each; empty when the mode is idle. Marks
+    /// waiting for a commit count too.
     func dueNow(in mode: Loop.Mode) -> [String] {
-        let inventory = loop.inventory
-        let isCommon = loop.commonModes.contains(mode)
-        var due: [String] = []
-        if let items = inventory.modes.first(where: { $0.mode == mode }) {
-            for source in items.sources0 where source.isSignalled {
-                due.append("source0 '\(source.label)' is signalled")
-            }
-            for port in items.ports where port.pendingCount > 0 {
-                due.append("port '\(port.label)' holds \(port.pendingCount) message(s)")
-            }
-            for source in items.fileSources {
-                let ready = readiness(of: source)
-                if !ready.isEmpty { due.append("fd source '\(source.label)' is ready \(ready)") }
-            }
-            // A timer with tolerance may be deferred up to its tolerance (T8).
-            if let first = items.timers.first, first.nextFireDate.advanced(by: first.tolerance) <= clock.now {
-                due.append("timer '\(first.label)' was due at \(first.nextFireDate)")
-            }
-        }
-        for block in inventory.pendingBlocks where block.modes.contains(mode) || (isCommon && block.modes.contains(.common)) {
-            due.append("block '\(block.label)' waits for \(mode)")
-        }
-        if isCommon {
-            for label in inventory.pendingAsyncLabels { due.append("submitted work '\(label)' waits") }
-        }
+        var due = DueWork.list(on: loop, clock: clock, in: mode)
         if pipeline.needsCommit {
             due.append("\(pipeline.pendingLayerCount) marked layer(s) wait for a commit")
         }
         return due
     }
 
-    /// What `source`'s descriptor is ready for now (a zero-timeout `poll`); hang-up and error
-    /// always count, as the loop reports them.
-    func readiness(of source: LoopFileSource) -> LoopFileSource.Events {
-        let interest = source.interest
-        var request = pollfd(fd: source.fd, events: 0, revents: 0)
-        if interest.contains(.readable) { request.events |= Int16(POLLIN) }
-        if interest.contains(.writable) { request.events |= Int16(POLLOUT) }
-        guard case .success(let count) = valueOrErrno("poll", { poll(&request, 1, 0) }), count > 0 else { return [] }
-        var ready: LoopFileSource.Events = []
-        if request.revents & Int16(POLLIN) != 0 { ready.insert(.readable) }
-        if request.revents & Int16(POLLOUT) != 0 { ready.insert(.writable) }
-        if request.revents & Int16(POLLHUP) != 0 { ready.insert(.hangUp) }
-        if request.revents & Int16(POLLERR) != 0 { ready.insert(.error) }
-        return ready
-    }
+    /// What `source`'s descriptor is ready for now (see `DueWork.readiness(of:)`).
+    func readiness(of source: LoopFileSource) -> LoopFileSource.Events { DueWork.readiness(of: source) }
 }

@@ -1,0 +1,1 @@
+../../../../Tests/RunLoopTestingTests/VirtualLoop/AsyncShapes.swift

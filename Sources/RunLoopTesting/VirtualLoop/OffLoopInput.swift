@@ -1,0 +1,64 @@
+import RunLoopKit
+import Runtime
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An input a virtual-loop test's loop got from another thread without waiting for it (Dispatch
+/// work, a task that ran elsewhere, a sleep on a real clock), with the stack of the thread that
+/// made it, kept unsymbolicated until a failure is written.
+struct OffLoopInput: Sendable {
+    /// What came: "a job or wake-up", "a signal of source0 'x'", "a message to port 'y'".
+    let what: String
+    /// The name of the thread it came from.
+    let thread: String
+    /// Virtual time when it came.
+    let time: LoopInstant
+    let backtrace: Backtrace?
+
+    /// One line for a failure's details: what, from where, and why it matters.
+    func describe(finding places: StartingPlaces) -> String {
+        let from = places.place(in: backtrace).map { "from \($0)" }
+            ?? "with no frame of the program on the stack (the runtime resumed a task there: a sleep on a real clock, "
+            + "an await of work that ran elsewhere)"
+        return "\(what) arrived from thread '\(thread)' at \(time), \(from); the loop did not wait for it, so where it "
+            + "lands among the loop's jobs depends on timing"
+    }
+}
+
+/// Finds where in the program's own code a piece of work started: the first frame of a
+/// backtrace, symbolicated, that is not the Swift runtime, a thunk, compiler-generated code or
+/// RunLoopKit's own sources, written `file:line:column` relative to the working directory.
+struct StartingPlaces {
+    private let workingDirectory: String? = StartingPlaces.currentDirectory()
+
+    func place(in backtrace: Backtrace?) -> String? {
+        guard let backtrace, let symbolicated = backtrace.symbolicated() else { return nil }
+        for frame in symbolicated.frames {
+            guard !frame.isSwiftThunk, let location = frame.symbol?.sourceLocation, !location.path.isEmpty,
+                  !location.path.contains("<compiler-generated>"), !Self.isToolkit(location.path) else { continue }
+            return "\(relative(location.path)):\(location.line):\(location.column)"
+        }
+        return nil
+    }
+
+    /// Frames of RunLoopKit's own sources (the sink, the loop's enqueue).
+    private static func isToolkit(_ path: String) -> Bool {
+        ["/Sources/RunLoopTesting/", "/Sources/RunLoopCore/", "/Sources/PThreads/"].contains { path.contains($0) }
+    }
+
+    private func relative(_ path: String) -> String {
+        guard let base = workingDirectory, path.hasPrefix(base + "/") else { return path }
+        return String(path.dropFirst(base.count + 1))
+    }
+
+    private static func currentDirectory() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
