@@ -2,6 +2,8 @@ import Dispatch
 import NIOCore
 import NIOPosix
 import RunLoopCore
+import CBenchSupport
+import BenchPasses
 
 // The executors an actor can hop onto in the executor benchmarks (LoopBenchmarks' ExecutorHop
 // and the executor-pairs tool): a loop, a SwiftNIO event loop and a serial DispatchQueue, each
@@ -96,11 +98,21 @@ public protocol HopPeer: AnyObject, Sendable {
 /// benchmark runner between samples, never while a sample runs.
 public final class LoopHopPeer: HopPeer, @unchecked Sendable {
     private var thread: LoopThread?
+    /// The CPU the loop's thread is pinned to, or nil to leave it where the process runs.
+    private let cpu: Int32?
 
-    public init() {}
+    public init(cpu: Int32? = nil) { self.cpu = cpu }
 
     public func start() -> HopTarget {
         let thread = LoopThread(name: "hop-loop")
+        if let cpu {
+            let pinned = DispatchSemaphore(value: 0)
+            thread.loop.performAndWake {
+                precondition(bench_pin_current_thread(cpu) == 0, "could not pin the loop's thread to CPU \(cpu)")
+                pinned.signal()
+            }
+            pinned.wait()
+        }
         self.thread = thread
         return HopTarget(executor: thread.loop.asUnownedSerialExecutor())
     }
@@ -113,9 +125,9 @@ public final class LoopHopPeer: HopPeer, @unchecked Sendable {
 
 /// `@unchecked Sendable`: see `NIOPeer` (its loop thread is pinned to `roundTripCPU`).
 public final class NIOHopPeer: HopPeer, @unchecked Sendable {
-    private let peer = NIOPeer()
+    private let peer: NIOPeer
 
-    public init() {}
+    public init(cpu: Int32? = nil) { peer = NIOPeer(cpu: cpu ?? roundTripCPU) }
 
     public func start() -> HopTarget {
         do { try peer.start() } catch { preconditionFailure("SwiftNIO's loop did not start: \(error)") }

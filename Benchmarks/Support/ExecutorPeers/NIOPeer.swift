@@ -13,13 +13,17 @@ public final class NIOPeer: @unchecked Sendable {
     public private(set) var group: MultiThreadedEventLoopGroup?
     public private(set) var loop: (any EventLoop)?
 
-    public init() {}
+    /// The CPU the loop thread is pinned to.
+    public let cpu: Int32
+
+    public init(cpu: Int32 = roundTripCPU) { self.cpu = cpu }
 
     public func start() throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
-        let pinned = try loop.submit { bench_pin_current_thread(roundTripCPU) }.wait()
-        precondition(pinned == 0, "could not pin SwiftNIO's loop thread to CPU \(roundTripCPU): errno \(pinned)")
+        let cpu = self.cpu
+        let pinned = try loop.submit { bench_pin_current_thread(cpu) }.wait()
+        precondition(pinned == 0, "could not pin SwiftNIO's loop thread to CPU \(cpu): errno \(pinned)")
         self.group = group
         self.loop = loop
     }

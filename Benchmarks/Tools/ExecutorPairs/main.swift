@@ -14,7 +14,10 @@
 //   task chain     inside the actor, each task creates the next (`Task { }` inherits the
 //                  isolation): a job enqueued on the executor from its own thread
 //
-//   executor-pairs [rounds] [operations per chunk]      (default 200 rounds × 200)
+//   executor-pairs [rounds] [operations per chunk] [executor CPU]   (default 200 rounds × 200)
+//
+// With an executor CPU (1 on a two-CPU machine), both executors' threads are pinned to it while
+// the caller's task stays on the CPU the process runs on: each hop crosses CPUs (issue 26).
 
 import BenchPasses
 import ExecutorPeers
@@ -22,6 +25,7 @@ import ExecutorPeers
 let arguments = Array(CommandLine.arguments.dropFirst())
 let rounds = arguments.count > 0 ? Int(arguments[0]) ?? 200 : 200
 let perChunk = arguments.count > 1 ? Int(arguments[1]) ?? 200 : 200
+let executorCPU: Int32? = arguments.count > 2 ? Int32(arguments[2]) : nil
 
 /// One work of the table: its row name and `count` operations on `target`.
 struct ExecutorWork: Sendable {
@@ -50,7 +54,7 @@ func timed(_ work: ExecutorWork, on target: HopTarget, _ count: Int) async -> Do
 
 /// The paired chunks of `work`: SwiftNIO's actor is the baseline, the loop's the measured one.
 func pairs(of work: ExecutorWork) async -> PairedChunks {
-    let loopPeer = LoopHopPeer(), nioPeer = NIOHopPeer()
+    let loopPeer = LoopHopPeer(cpu: executorCPU), nioPeer = NIOHopPeer(cpu: executorCPU)
     let onLoop = loopPeer.start(), onNIO = nioPeer.start()
     defer {
         loopPeer.stop()
@@ -82,7 +86,7 @@ let rows = await Task.detached {
     return rows
 }.value
 print("""
-    | work, every thread on CPU 0 (\(rounds) rounds × 2 chunks of \(perChunk)) | SwiftNIO, ns (median) | Loop, ns (median) | Loop ÷ SwiftNIO, paired median | 25th–75th percentile |
+    | work, \(executorCPU.map { "the executors' threads on CPU \($0), the caller's on CPU 0" } ?? "every thread on CPU 0") (\(rounds) rounds × 2 chunks of \(perChunk)) | SwiftNIO, ns (median) | Loop, ns (median) | Loop ÷ SwiftNIO, paired median | 25th–75th percentile |
     |---|---:|---:|---:|---:|
     \(rows.joined(separator: "\n"))
     """)
