@@ -102,7 +102,7 @@ package final class WakeUpStress: Sendable {
         let actor = LoopPinnedCounter(stress: self)
         var jitter = Jitter(seed: 0x9E37_79B9)
         for index in 0..<hops {
-            if index & 255 == 0 && (rlk_monotonic_ns() > deadline || gaveUp) { break }
+            if index & 15 == 0 && (rlk_monotonic_ns() > deadline || gaveUp) { break }
             jitter.spin(upTo: 512)
             issued.store(index + 1, ordering: .releasing)
             await actor.hop()
@@ -129,7 +129,7 @@ package final class WakeUpStress: Sendable {
         }
         var jitter = Jitter(seed: 0x85EB_CA6B)
         for index in 0..<hops {
-            if index & 255 == 0 && (rlk_monotonic_ns() > deadline || gaveUp) { break }
+            if index & 15 == 0 && (rlk_monotonic_ns() > deadline || gaveUp) { break }
             // Half the hand-overs right after the item ran (the loop is finishing its pass),
             // half at the top of its next pass.
             if jitter.coinFlip() { waitForPassBoundary(of: loop) }

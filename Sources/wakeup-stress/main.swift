@@ -7,7 +7,8 @@ import Glibc
 //
 // Runs the lost-wake-up stress (LoopStress's `WakeUpStress`) on every enqueue path: producers on
 // CPU 0 hand items one at a time to a loop on the last CPU that sleeps between them; an item
-// that waits more than 2 s is a stall, printed with the loop's wake-up state. One line per path;
+// that waits more than 5 s is a stall, printed with the loop's wake-up state (a lost wake-up
+// never ends by itself; the bound only has to outlast a busy machine's scheduling delays). One line per path;
 // exit status 1 when any path stalled. CI runs a release build for 5 s per path (issue 26).
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -24,7 +25,7 @@ guard values.count <= 2, let seconds = values.first.map({ Double($0) }) ?? 5.0, 
 
 var stalled = false
 for path in EnqueuePath.allCases {
-    let report = await WakeUpStress.run(path, hops: hops, seconds: seconds, stallBound: .seconds(2))
+    let report = await WakeUpStress.run(path, hops: hops, seconds: seconds, stallBound: .seconds(5))
     print(report.summary)
     for stall in report.stalls { print("  STALL \(stall)") }
     if !report.stalls.isEmpty { stalled = true }
