@@ -6,24 +6,25 @@ import PackageDescription
 // `Benchmarks/` is a separate package.
 let package = Package(
     name: "RunLoopKit",
+    // What a user imports (Docs/Architecture.md, "Products"). Every other module is internal to
+    // the package; its executables (CI tools) still run with `swift run <name>`.
     products: [
+        // The umbrella: the three pillars, the instruments and the diagnostics hook.
         .library(name: "RunLoopKit", targets: ["RunLoopKit"]),
+        // The public testing toolkit (links Swift Testing and XCTest: for test targets).
+        .library(name: "RunLoopTesting", targets: ["RunLoopTesting"]),
+        // The bridges to a real CFRunLoop (links Foundation).
         .library(name: "RunLoopKitFoundation", targets: ["RunLoopKitFoundation"]),
-        .library(name: "RunLoopDiagnostics", targets: ["RunLoopDiagnostics"]),
-        .library(name: "LoopTime", targets: ["LoopTime"]),
+        // Opt-in: linking it replaces the process's malloc family (see Docs/Memory.md).
+        .library(name: "LoopAllocationCounter", targets: ["LoopAllocationCounter"]),
+        // The three pillars one by one, for a program that keeps its own loop (SwiftNIO, a
+        // hand-written epoll loop) and takes only the pool or the commit pipeline.
         .library(name: "RunLoopCore", targets: ["RunLoopCore"]),
         .library(name: "Autorelease", targets: ["Autorelease"]),
         .library(name: "Transactions", targets: ["Transactions"]),
-        .library(name: "LoopInstruments", targets: ["LoopInstruments"]),
-        .library(name: "RunLoopTesting", targets: ["RunLoopTesting"]),
-        .library(name: "LoopServices", targets: ["LoopServices"]),
-        // Opt-in: linking it replaces the process's malloc family (see Docs/Memory.md).
-        .library(name: "LoopAllocationCounter", targets: ["LoopAllocationCounter"]),
         .executable(name: "runloopkit", targets: ["runloopkit"]),
-        .executable(name: "autorelease-stress", targets: ["autorelease-stress"]),
-        .executable(name: "runloopkit-soak", targets: ["runloopkit-soak"]),
-        .executable(name: "runloopkit-echo", targets: ["runloopkit-echo"]),
-        .executable(name: "port-soak", targets: ["port-soak"]),
+        // Until the echo service moves to Examples/ (issue 28).
+        .library(name: "LoopServices", targets: ["LoopServices"]),
     ],
     targets: [
         // Tiny C target: epoll/eventfd/timerfd and libdispatch's main-queue hooks.
@@ -49,7 +50,8 @@ let package = Package(
         // Tracing, memory probe, lag monitor, exporters.
         .target(name: "LoopInstruments", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "PThreads", "LoopTime"]),
         // Umbrella: re-exports and the standard observers. Links no Foundation.
-        .target(name: "RunLoopKit", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "LoopInstruments"]),
+        .target(name: "RunLoopKit", dependencies: ["RunLoopCore", "Autorelease", "Transactions", "LoopInstruments",
+                                                   "RunLoopDiagnostics"]),
         // The bridges to a real CFRunLoop: the one module that links Foundation.
         .target(name: "RunLoopKitFoundation", dependencies: ["RunLoopKit"]),
         // The public testing toolkit: a harness on the virtual clock, ordering assertions, replay.
