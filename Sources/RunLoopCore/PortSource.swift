@@ -243,11 +243,18 @@ public final class LoopPortSource: @unchecked Sendable {
 /// CF on Linux, which reads 8 bytes from a version-1 source's fd).
 ///
 /// Readiness is level-triggered: while the fd stays ready, every pass that waits reports it
-/// again, one fd event per pass (L-c), and counts as a handled source.
+/// again, one fd event per pass (L-c: CF hands out one source1 per pass), and counts as a
+/// handled source.
+///
+/// The end of a connection comes as three events a handler tells apart (S9: the peer's
+/// end of sending, a hang-up and an error are distinct events): ``Events/readClosed`` (the peer
+/// will send nothing more, replies may still go out), ``Events/hangUp`` (nothing can go either
+/// way) and ``Events/error``.
 ///
 /// ```swift
-/// let reader = LoopFileSource(fd: socket, events: .readable, label: "socket") { events in
-///     if events.contains(.readable) { /* read(socket, …) until EAGAIN */ }
+/// let reader = LoopFileSource(fd: socket, events: [.readable, .readClosed], label: "socket") { events in
+///     if events.contains(.readable) { /* read(socket, …) until EAGAIN; 0 is the end of input */ }
+///     if events.contains(.readClosed) { /* the peer finished sending: answer, then shut down */ }
 /// }
 /// loop.add(reader, mode: .default)
 /// ```
@@ -255,22 +262,35 @@ public final class LoopFileSource: @unchecked Sendable {
     // Sendable: `interestBits` and validity are guarded by `core.lock`; `handler` (a `sending`
     // closure) is only called on the thread of the one loop it is bound to.
 
-    /// Readiness kinds. ``readable`` and ``writable`` are interests; ``hangUp`` and ``error``
-    /// are always reported when they happen.
+    /// Readiness kinds. ``readable``, ``writable`` and ``readClosed`` are interests, reported
+    /// only while asked for; ``hangUp`` and ``error`` are always reported when they happen.
     public struct Events: OptionSet, Sendable, Hashable, CustomStringConvertible {
         public let rawValue: UInt32
         public init(rawValue: UInt32) { self.rawValue = rawValue }
-        /// Data (or an end of file) can be read.
+        /// Data (or an end of file: a `read` of 0) can be read (EPOLLIN).
         public static let readable = Events(rawValue: 1)
-        /// Data can be written without blocking.
+        /// Data can be written without blocking (EPOLLOUT).
         public static let writable = Events(rawValue: 2)
-        /// The peer hung up or shut down its writing side (EPOLLHUP, EPOLLRDHUP).
+        /// Nothing can pass either way any more (EPOLLHUP): the connection was reset or closed
+        /// in both directions, or every writer of a pipe closed it. Bytes already received may
+        /// still be read; writes fail. Always reported.
         public static let hangUp = Events(rawValue: 4)
-        /// The descriptor has a pending error (EPOLLERR); read it with `SO_ERROR`.
+        /// The descriptor has a pending error (EPOLLERR): ECONNRESET after a reset, EPIPE on a
+        /// pipe whose readers are gone; read it with `SO_ERROR` or the next `read`/`send`.
+        /// Always reported.
         public static let error = Events(rawValue: 8)
+        /// The peer will send nothing more: it shut down its writing side (a TCP FIN, or
+        /// `shutdown(SHUT_WR)`; EPOLLRDHUP). Bytes it sent before may still wait to be read, and
+        /// the descriptor may still be written: the connection is half-closed, not gone. An
+        /// interest: it stays ready once it happened, so drop it from the interest once handled.
+        public static let readClosed = Events(rawValue: 16)
+
+        /// The kinds a source can ask for (the rest are always reported).
+        static let interests: Events = [.readable, .writable, .readClosed]
 
         public var description: String {
-            let names = [(Events.readable, "readable"), (.writable, "writable"), (.hangUp, "hangUp"), (.error, "error")]
+            let names = [(Events.readable, "readable"), (.writable, "writable"), (.readClosed, "readClosed"),
+                         (.hangUp, "hangUp"), (.error, "error")]
             return "[" + names.filter { contains($0.0) }.map(\.1).joined(separator: ", ") + "]"
         }
     }
@@ -280,7 +300,9 @@ public final class LoopFileSource: @unchecked Sendable {
     public let label: String
     let handler: (Events) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
-    /// `.readable`/`.writable` bits of the current interest; guarded by `core.lock`.
+    /// The `.readable`/`.writable`/`.readClosed` bits of the current interest; guarded by
+    /// `core.lock`. The pass hands a callout `ready & (interestBitsNow | hangUp | error)`, so the
+    /// asked-for kinds pass only while asked for.
     private var interestBits: UInt32
 
     /// A source watching `fd`, level-triggered: the handler runs on every pass in which the
@@ -288,25 +310,27 @@ public final class LoopFileSource: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - fd: the descriptor to watch; the source never closes it.
-    ///   - events: the initial interest (``Events/readable``, ``Events/writable``, both, or
-    ///     neither — then only hang-up and error are reported); change it with ``setInterest(_:)``.
+    ///   - events: the initial interest (any of ``Events/readable``, ``Events/writable`` and
+    ///     ``Events/readClosed``, or none — then only hang-up and error are reported); change it
+    ///     with ``setInterest(_:)``.
     ///   - order: several fd sources ready in one pass run in ascending order.
     ///   - label: the name traces and diagnostics use.
     ///   - handler: called on the loop's thread with what is ready.
     public init(fd: Int32, events: Events, order: Int = 0, label: String = "fd", handler: sending @escaping (Events) -> Void) {
         self.fd = fd
-        self.interestBits = events.rawValue & 3
+        self.interestBits = events.rawValue & Events.interests.rawValue
         self.order = order
         self.label = label
         self.handler = handler
     }
 
-    /// What the source is interested in now (readable and/or writable).
+    /// What the source is interested in now (readable, writable, readClosed).
     public var interest: Events { Events(rawValue: core.lock.withLock { interestBits }) }
 
     /// Changes the interest at once in every mode holding the source (`epoll_ctl` MOD; the
     /// source is not removed and re-added), from any thread — for example, stop reading while a
-    /// connection's write buffer is full. Hang-up and error stay reported.
+    /// connection's write buffer is full, or stop asking for ``Events/readClosed`` once seen.
+    /// Hang-up and error stay reported.
     ///
     /// ```swift
     /// let loop = Loop(clock: VirtualClock())
@@ -320,7 +344,7 @@ public final class LoopFileSource: @unchecked Sendable {
     /// - Throws: the failed `epoll_ctl` (for example EBADF when the fd was closed); the
     ///   interest is then unchanged.
     public func setInterest(_ events: Events) throws(SystemCallError) {
-        let bits = events.rawValue & 3
+        let bits = events.rawValue & Events.interests.rawValue
         let loop: Loop? = core.lock.withLock { core.valid ? core.homes.first?.loop : nil }
         if let loop { try loop.modifyInterest(of: self, to: bits) }
         core.lock.withLock { interestBits = bits }
