@@ -11,7 +11,11 @@ import Musl
 ///
 /// Any thread may `send`; the handler receives each message, in order, on the loop's thread.
 /// A pending message wakes a sleeping loop. The loop handles one port event — one message —
-/// per pass (L-c); handling it counts as a handled source.
+/// per pass (L-c: CF hands out one source1 per pass); handling it counts as a handled source.
+///
+/// The queue is bounded by default (``defaultCapacity``, as a Mach port has a queue limit): a
+/// send to a full port throws or waits for room, so producers on other threads cannot outgrow
+/// the consumer's memory. ``unbounded`` must be asked for by name.
 ///
 /// Internally a port is an eventfd (readable while messages are queued) and a locked FIFO.
 ///
@@ -50,6 +54,19 @@ public final class LoopPortSource: @unchecked Sendable {
         }
     }
 
+    /// The queue limit of a port whose creator names none: 1024 undelivered messages, the
+    /// largest queue limit a Mach port may have (`MACH_PORT_QLIMIT_MAX`; Mach's own default, 5,
+    /// suits one request at a time). A producer the loop does not control cannot grow memory
+    /// without bound: a full queue holds 1024 messages (48 KiB of queue beside their payloads),
+    /// and its sends throw ``SendError/full(capacity:)`` or wait for room. Throughput does not
+    /// need more: the port soak handles as many messages per second with 256 as with 4096
+    /// (Docs/Services.md).
+    public static let defaultCapacity = 1024
+    /// Pass it as `capacity` for a queue without a limit: an explicit choice, for a producer
+    /// whose pace the caller bounds itself. A producer that outruns the consumer then grows the
+    /// queue, and the process's memory, without bound.
+    public static let unbounded = Int.max
+
     public let order: Int
     public let label: String
     /// The most undelivered messages the queue holds; a send beyond it throws ``SendError/full(capacity:)``.
@@ -74,15 +91,16 @@ public final class LoopPortSource: @unchecked Sendable {
     ///   - order: ports ready in the same wait are not ordered by it (one port per pass, L-c);
     ///     kept for CF's API shape and shown in traces.
     ///   - label: the name traces and diagnostics use.
-    ///   - capacity: the most undelivered messages the port queues (at least 1; default: no
-    ///     limit). A full queue makes `send` throw, or a waiting send wait for room.
+    ///   - capacity: the most undelivered messages the port queues (at least 1; default
+    ///     ``defaultCapacity``, 1024; ``unbounded`` for none). A full queue makes `send` throw, or
+    ///     a waiting send wait for room.
     ///   - messagesPerPass: the most messages one pass hands to the handler (at least 1;
     ///     default 1, CF's one port message per pass, L-c). A larger batch lets a consumer keep
     ///     up with fast producers; the port still counts as one handled source per pass.
     ///   - handler: called on the loop's thread with each message, in send order.
     /// - Throws: ``LoopError/systemCall(_:)`` when the port's eventfd cannot be created (the
     ///   process is out of descriptors or memory; also reported as `loop.system-call-failed`).
-    public init(order: Int = 0, label: String = "source1", capacity: Int = .max, messagesPerPass: Int = 1,
+    public init(order: Int = 0, label: String = "source1", capacity: Int = LoopPortSource.defaultCapacity, messagesPerPass: Int = 1,
                 handler: sending @escaping (Message) -> Void) throws(LoopError) {
         switch createDescriptor("eventfd", for: "the descriptor of port '\(label)'", item: label, { rlk_eventfd_create() }) {
         case .success(let fd): self.fd = fd
