@@ -1,4 +1,4 @@
-import RunLoopCore
+import RunLoopKit
 
 /// Why an ``EchoServer`` could not start. Nothing stays open when one is thrown.
 public enum EchoServerError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,12 +1,13 @@
-import LoopServices
-import RunLoopCore
+@testable import EchoService
+import RunLoopKit
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `runloopkit-echo` as a process: it serves, and SIGTERM shuts it down through its loop
-/// source (stop accepting, drain, close), after which it exits 0 with every cleanup run.
+/// source (stop accepting, send what it holds, lingering close), after which it exits 0 with
+/// every cleanup run.
 @Suite("EchoExecutable")
 struct EchoExecutableTests {
     /// The built `runloopkit-echo`, beside the test bundle in the build directory.
@@ -27,9 +28,9 @@ struct EchoExecutableTests {
             let left = MonotonicClock.shared.now.duration(to: deadline)
             guard left > .zero else { return false }
             var polled = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard case .success(let ready) = valueOrErrno("poll", { poll(&polled, 1, Int32(left.components.seconds * 1000 + 1)) }) else { return false }
+            guard case .success(let ready) = checked("poll", { poll(&polled, 1, Int32(left.components.seconds * 1000 + 1)) }) else { return false }
             if ready == 0 { continue }
-            guard case .success(let count) = valueOrErrno("read", { read(fd, &buffer, buffer.count) }), count > 0 else { return done(text) }
+            guard case .success(let count) = checked("read", { read(fd, &buffer, buffer.count) }), count > 0 else { return done(text) }
             text += String(decoding: buffer.prefix(count), as: UTF8.self)
         }
         return true
@@ -46,7 +47,7 @@ struct EchoExecutableTests {
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
         posix_spawn_file_actions_addclose(&actions, output[0])
         var pid: pid_t = 0
-        let arguments = [path, "--lines"]
+        let arguments = [path, "--lines", "--linger-timeout", "200"]
         var argv = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         let status = posix_spawn(&pid, path, &actions, nil, &argv, environ)

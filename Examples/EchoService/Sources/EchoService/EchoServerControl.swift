@@ -1,5 +1,5 @@
-import PThreads
-import RunLoopCore
+import RunLoopKit
+import Synchronization
 
 /// Asks an ``EchoServer`` to shut down from any thread: a source0 on the server's loop,
 /// signalled and the loop woken, so the shutdown itself runs on the loop thread.
@@ -10,7 +10,7 @@ import RunLoopCore
 /// ```
 public final class EchoServerControl: Sendable {
     private let loop: Loop
-    private let installed = Locked<LoopSource?>(nil)
+    private let installed = Mutex<LoopSource?>(nil)
 
     init(loop: Loop) { self.loop = loop }
 
@@ -25,7 +25,9 @@ public final class EchoServerControl: Sendable {
         installed.withLock { $0 }?.invalidate()
     }
 
-    /// Starts the graceful shutdown (stop accepting, drain, close) at the loop's next pass.
+    /// Starts the graceful shutdown (stop accepting, send what is held, lingering closes) at the
+    /// loop's next pass. A request made after the first was handled forces the shutdown
+    /// (``EchoServer/beginShutdown()``); requests made before the loop handles one are one.
     public func requestShutdown() {
         guard let source = installed.withLock({ $0 }) else { return }
         source.signal()

@@ -1,4 +1,4 @@
-import LoopInstruments
+import RunLoopKit
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
-import RunLoopCore
+@testable import EchoService
+import RunLoopKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,7 +9,7 @@ final class LineClient {
     private let fd: Int32
 
     init(port: UInt16) throws {
-        fd = try valueOrErrno("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }.get()
+        fd = try checked("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }.get()
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -16,7 +17,7 @@ final class LineClient {
         do {
             _ = try withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                    valueOrErrno("connect") { connect(fd, raw, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                    checked("connect") { connect(fd, raw, socklen_t(MemoryLayout<sockaddr_in>.size)) }
                 }
             }.get()
         } catch {
@@ -32,14 +33,14 @@ final class LineClient {
         var offset = 0
         while offset < bytes.count {
             offset += try bytes[offset...].withUnsafeBytes { raw in
-                valueOrErrno("send") { Glibc.send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL)) }
+                checked("send") { Glibc.send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL)) }
             }.get()
         }
     }
 
     private func setTimeout(_ timeout: Duration) throws {
         var value = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
-        _ = try valueOrErrno("setsockopt(SO_RCVTIMEO)") { setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size)) }.get()
+        _ = try checked("setsockopt(SO_RCVTIMEO)") { setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size)) }.get()
     }
 
     /// `byteCount` bytes, each `recv` waiting at most `timeout` (then EAGAIN is thrown); fewer
@@ -49,20 +50,21 @@ final class LineClient {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while received.count < byteCount {
-            let count = try valueOrErrno("recv") { recv(fd, &buffer, byteCount - received.count, 0) }.get()
+            let count = try checked("recv") { recv(fd, &buffer, byteCount - received.count, 0) }.get()
             if count == 0 { break }
             received += buffer.prefix(count)
         }
         return String(decoding: received, as: UTF8.self)
     }
 
-    /// Whether the peer closed (a `recv` of 0, or a reset) within `timeout`.
+    /// Whether the peer ended the connection with an end of file (a `recv` of 0; a reset is
+    /// not one) within `timeout`.
     func receiveEndOfFile(timeout: Duration) throws -> Bool {
         try setTimeout(timeout)
         var buffer = [UInt8](repeating: 0, count: 4096)
-        switch valueOrErrno("recv", { recv(fd, &buffer, buffer.count, 0) }) {
+        switch checked("recv", { recv(fd, &buffer, buffer.count, 0) }) {
         case .success(let count): return count == 0
-        case .failure(let failure): return failure.code == ECONNRESET
+        case .failure: return false
         }
     }
 }

@@ -1,5 +1,5 @@
-import LoopServices
-import RunLoopCore
+@testable import EchoService
+import RunLoopKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -82,13 +82,13 @@ final class LoadClients {
         self.counters = counters
         for (id, plan) in plans.enumerated() {
             let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-            let fd = try valueOrErrno("socket") { socket(AF_INET, type, 0) }.get()
+            let fd = try checked("socket") { socket(AF_INET, type, 0) }.get()
             clients.append(Client(id: id, plan: plan, fd: fd))
             if case .slowReader = plan {
                 // Small fixed buffers (no autotuning), so the kernel cannot absorb the whole stream.
                 var size: Int32 = 32 * 1024
-                _ = try valueOrErrno("setsockopt(SO_SNDBUF)") { setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, 4) }.get()
-                _ = try valueOrErrno("setsockopt(SO_RCVBUF)") { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, 4) }.get()
+                _ = try checked("setsockopt(SO_SNDBUF)") { setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, 4) }.get()
+                _ = try checked("setsockopt(SO_RCVBUF)") { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, 4) }.get()
             }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
@@ -96,7 +96,7 @@ final class LoadClients {
             address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
             let status = withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                    valueOrErrno("connect") { connect(fd, raw, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                    checked("connect") { connect(fd, raw, socklen_t(MemoryLayout<sockaddr_in>.size)) }
                 }
             }
             if case .failure(let failure) = status, failure.code != EINPROGRESS { throw failure }
@@ -126,7 +126,7 @@ final class LoadClients {
                 if client.connected && client.reading { events |= Int16(POLLIN) }
                 return pollfd(fd: client.fd, events: events, revents: 0)
             }
-            switch valueOrErrno("poll", { poll(&polls, nfds_t(polls.count), 50) }) {
+            switch checked("poll", { poll(&polls, nfds_t(polls.count), 50) }) {
             case .failure(let failure): return .failure(LoadFailure("poll: \(failure)"))
             case .success: break
             }
@@ -162,7 +162,7 @@ final class LoadClients {
     private func write(_ client: Client) {
         let count = min(client.total - client.outcome.sent, chunkSize(client))
         for i in 0..<count { buffer[i] = patternByte(client: client.id, offset: client.outcome.sent + i) }
-        switch valueOrErrno("send", { send(client.fd, buffer, count, Int32(MSG_NOSIGNAL)) }) {
+        switch checked("send", { send(client.fd, buffer, count, Int32(MSG_NOSIGNAL)) }) {
         case .success(let sent):
             client.stalled = false
             client.outcome.sent += sent
@@ -198,7 +198,7 @@ final class LoadClients {
     }
 
     private func read(_ client: Client) {
-        switch valueOrErrno("recv", { recv(client.fd, &buffer, buffer.count, 0) }) {
+        switch checked("recv", { recv(client.fd, &buffer, buffer.count, 0) }) {
         case .success(0):
             client.outcome.sawEndOfFile = true
             if case .idle = client.plan { return finish(client) }

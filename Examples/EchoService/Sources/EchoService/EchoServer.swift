@@ -1,10 +1,9 @@
-import Autorelease
-import RunLoopCore
-import RunLoopDiagnostics
+import RunLoopKit
 
 /// A TCP echo service on a `Loop`: non-blocking accept on 127.0.0.1, per-connection read and
 /// write buffers, back-pressure by high/low water marks, idle timeouts on loop timers,
-/// connections released by the autorelease pool at BeforeWaiting, and a graceful shutdown.
+/// half-closed connections answered in full, lingering closes, connections released by the
+/// autorelease pool at BeforeWaiting, and a graceful shutdown.
 ///
 /// Create it on the loop's thread, before running the loop. The loop needs autorelease pools
 /// popping at BeforeWaiting (`LoopAutoreleasePools` or `StandardObservers`); the closed
@@ -13,7 +12,7 @@ import RunLoopDiagnostics
 /// ```swift
 /// let loop = Loop.current
 /// let pools = LoopAutoreleasePools(installedOn: loop)
-/// let server = try EchoServer(configuration: EchoConfiguration())
+/// let server = try EchoServer(configuration: EchoConfiguration(), loop: loop)
 /// server.onFinished = { loop.stop() }
 /// print("listening on 127.0.0.1:\(server.port)")
 /// // loop.run() … until server.control.requestShutdown() from any thread
@@ -74,7 +73,7 @@ public final class EchoServer {
         acceptRetry?.invalidate()
         graceTimer?.invalidate()
         control.uninstall()
-        for connection in connections.values { connection.close(.shutdown) }
+        for connection in connections.values { connection.forceClose(.shutdown) }
         if listener != nil { closeDescriptor(listenerFD, "the echo listener") }
         scratch.deallocate()
     }
@@ -84,27 +83,31 @@ public final class EchoServer {
 
     // MARK: Accepting
 
-    /// Accepts what is queued, up to 64 per pass so a connection storm cannot hold the loop.
-    private func acceptPending() {
-        for _ in 0..<64 {
+    /// Accepts what is queued, up to `limit` per pass so a connection storm cannot hold the
+    /// loop; the connections accepted.
+    @discardableResult
+    private func acceptPending(limit: Int = 64) -> [EchoConnection] {
+        var accepted: [EchoConnection] = []
+        for _ in 0..<limit {
             switch SocketCalls.accept(listenerFD) {
             case .accepted(let fd):
                 SocketCalls.disableNagle(fd).reportingFailure(.echoConnectionFailed, "setting TCP_NODELAY", severity: .warning)
                 let connection = EchoConnection(fd: fd, server: self, loop: loop)
                 connections[fd] = connection
-                _ = connection.register(on: loop)
+                if connection.register(on: loop) { accepted.append(connection) }
             case .wouldBlock:
-                return
+                return accepted
             case .aborted:
                 continue
             case .outOfResources(let failure):
                 pauseAccepting(failure)
-                return
+                return accepted
             case .failed(let failure):
                 Diagnostics.report(.error, .echoAcceptFailed, "accepting: \(failure)", item: "port \(port)")
-                return
+                return accepted
             }
         }
+        return accepted
     }
 
     /// Out of descriptors: level-triggered, the listener would spin; stop listening for 100 ms.
@@ -128,27 +131,46 @@ public final class EchoServer {
 
     // MARK: Shutdown
 
-    /// Stops accepting, lets every connection send what it holds (up to `shutdownGrace`),
-    /// closes them, then calls ``onFinished``. On the loop thread; from elsewhere use
-    /// ``control``. Idempotent.
+    /// Stops accepting, lets every connection send the replies it holds (up to
+    /// `shutdownGrace`) and close with a lingering close, then calls ``onFinished``. Connections
+    /// still holding replies when the grace ends are closed with a reset (counted). A second
+    /// call forces the shutdown (``forceShutdown()``). On the loop thread; from elsewhere use
+    /// ``control``.
     public func beginShutdown() {
-        guard !shuttingDown else { return }
+        guard !shuttingDown else { return forceShutdown() }
         shuttingDown = true
-        if let listener {
-            listener.invalidate()
-            self.listener = nil
-            acceptRetry?.invalidate()
-            acceptRetry = nil
-            let fd = listenerFD
-            AutoreleasePool.deferCleanup(label: "echo listener cleanup") { closeDescriptor(fd, "the echo listener") }
-        }
-        for connection in Array(connections.values) { connection.drain() }
+        stopListening(acceptingWhatIsQueued: true)
+        for connection in Array(connections.values) { connection.beginClosing(.shutdown) }
         guard !connections.isEmpty else { return finish() }
         graceTimer = try? LoopTimer(after: configuration.shutdownGrace, label: "echo shutdown grace", onOwnerThreadOf: loop) { [weak self] _ in
             guard let self else { return }
-            for connection in Array(self.connections.values) { connection.close(.shutdown) }
+            for connection in Array(self.connections.values) where !connection.isLingering { connection.forceClose(.shutdown) }
         }
         if let graceTimer { loop.add(graceTimer, mode: configuration.mode) }
+    }
+
+    /// Closes every connection now, with a reset (counted in ``EchoStatistics/forcedCloses``),
+    /// then calls ``onFinished``: the second signal of a service that must stop. Idempotent.
+    public func forceShutdown() {
+        shuttingDown = true
+        stopListening(acceptingWhatIsQueued: false)
+        for connection in Array(connections.values) { connection.forceClose(.shutdown) }
+        if connections.isEmpty { finish() }
+    }
+
+    /// Invalidates the listener and closes its socket (deferred). With `acceptingWhatIsQueued`,
+    /// the connections the kernel completed but nobody accepted yet are accepted first, so
+    /// they get the lingering close of a shutdown instead of the reset a closing listener sends
+    /// them.
+    private func stopListening(acceptingWhatIsQueued: Bool) {
+        guard let listener else { return }
+        if acceptingWhatIsQueued { acceptPending(limit: Int(configuration.backlog)) }
+        listener.invalidate()
+        self.listener = nil
+        acceptRetry?.invalidate()
+        acceptRetry = nil
+        let fd = listenerFD
+        AutoreleasePool.deferCleanup(label: "echo listener cleanup") { closeDescriptor(fd, "the echo listener") }
     }
 
     private func finish() {

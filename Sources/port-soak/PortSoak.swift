@@ -6,64 +6,78 @@ import Glibc
 #endif
 
 /// What a ``PortSoak`` run measured.
-public struct PortSoakReport: Sendable, CustomStringConvertible {
+struct PortSoakReport: Sendable, CustomStringConvertible {
     /// Producer threads.
-    public var producers = 0
+    var producers = 0
+    /// The port's queue limit and batch (the library's defaults unless the soak set them).
+    var capacity = 0
+    var messagesPerPass = 0
     /// How long the producers sent.
-    public var seconds = 0.0
+    var seconds = 0.0
     /// Messages queued by the producers.
-    public var sent = 0
+    var sent = 0
     /// Messages the consumer's handler received.
-    public var handled = 0
+    var handled = 0
     /// Sends that found the queue full and waited for room.
-    public var waitedForRoom = 0
+    var waitedForRoom = 0
     /// Resident set size (bytes) at the start.
-    public var residentAtStart = 0
+    var residentAtStart = 0
     /// The largest resident set sampled.
-    public var residentMaximum = 0
+    var residentMaximum = 0
     /// The resident set after the drain.
-    public var residentAtEnd = 0
+    var residentAtEnd = 0
     /// Whether every queued message was handled before the drain deadline.
-    public var drained = false
+    var drained = false
 
-    public var description: String {
+    var description: String {
         let mib = { (bytes: Int) in "\((Double(bytes) / 1_048_576 * 10).rounded() / 10) MiB" }
         let rate = seconds > 0 ? Int(Double(handled) / seconds) : 0
-        return "\(producers) producers, \(seconds) s: sent \(sent), handled \(handled) (\(sent == handled ? "nothing lost" : "LOST \(sent - handled)")), "
+        return "\(producers) producers, capacity \(capacity), \(messagesPerPass) per pass, \(seconds) s: sent \(sent), handled \(handled) (\(sent == handled ? "nothing lost" : "LOST \(sent - handled)")), "
             + "\(rate) messages/s, \(waitedForRoom) sends waited for room; RSS start \(mib(residentAtStart)), "
             + "max \(mib(residentMaximum)), end \(mib(residentAtEnd))"
     }
 }
 
-/// Several producer threads sending to one bounded `LoopPortSource` on a `LoopThread` for
-/// a fixed time: nothing may be lost, and the resident set must stay flat because the queue is
-/// bounded (a full queue makes producers wait, as a Mach port's queue limit does).
+/// Several producer threads sending to one `LoopPortSource` on a `LoopThread` for a fixed
+/// time: nothing may be lost, and the resident set must stay flat because the queue is bounded
+/// by default (a full queue makes producers wait, as a Mach port's queue limit does).
 ///
 /// ```swift
-/// let report = try PortSoak(producers: 4, capacity: 4096, messagesPerPass: 64).run(for: .seconds(5))
+/// let report = try PortSoak(producers: 4).run(for: .seconds(5))   // the port's defaults
 /// print(report)   // sent = handled, RSS start/max/end
 /// ```
-public struct PortSoak: Sendable {
+struct PortSoak: Sendable {
     /// Threads sending at once.
-    public var producers: Int
-    /// The port's queue limit.
-    public var capacity: Int
-    /// The batch the consumer takes per pass.
-    public var messagesPerPass: Int
+    var producers: Int
+    /// The port's queue limit; nil: the library's default (`LoopPortSource.defaultCapacity`).
+    var capacity: Int?
+    /// The batch the consumer takes per pass; nil: the library's default (one, as CF).
+    var messagesPerPass: Int?
     /// How often the resident set is sampled while the producers run.
-    public var sampleInterval: Duration = .milliseconds(250)
+    var sampleInterval: Duration = .milliseconds(250)
 
-    /// A soak of `producers` threads into a port of `capacity` read `messagesPerPass` at a time.
-    public init(producers: Int = 4, capacity: Int = 4096, messagesPerPass: Int = 64) {
+    /// A soak of `producers` threads into a port made with the library's defaults, unless
+    /// `capacity` or `messagesPerPass` name others.
+    init(producers: Int = 4, capacity: Int? = nil, messagesPerPass: Int? = nil) {
         self.producers = producers
         self.capacity = capacity
         self.messagesPerPass = messagesPerPass
     }
 
+    /// The port: only what the soak was told to set is passed, the rest is the library's default.
+    private func makePort(_ handler: @escaping @Sendable (LoopPortSource.Message) -> Void) throws(LoopError) -> LoopPortSource {
+        switch (capacity, messagesPerPass) {
+        case (nil, nil): try LoopPortSource(label: "soak", handler: handler)
+        case (let capacity?, nil): try LoopPortSource(label: "soak", capacity: capacity, handler: handler)
+        case (nil, let batch?): try LoopPortSource(label: "soak", messagesPerPass: batch, handler: handler)
+        case (let capacity?, let batch?): try LoopPortSource(label: "soak", capacity: capacity, messagesPerPass: batch, handler: handler)
+        }
+    }
+
     /// Runs the producers for `duration`, then waits up to `drainTimeout` for the consumer to
     /// handle every queued message. `progress` sees each resident-set sample (bytes).
     /// - Throws: `LoopError.systemCall(_:)` when the port cannot be created (out of descriptors).
-    public func run(for duration: Duration, drainTimeout: Duration = .seconds(30),
+    func run(for duration: Duration, drainTimeout: Duration = .seconds(30),
                     progress: ((_ elapsed: Duration, _ residentBytes: Int, _ handled: Int) -> Void)? = nil) throws(LoopError) -> PortSoakReport {
         var report = PortSoakReport()
         report.producers = producers
@@ -72,10 +86,10 @@ public struct PortSoak: Sendable {
         let counts = SoakCounts()
         let consumer = LoopThread(name: "soak consumer")
         defer { consumer.stop() }
-        let port = try LoopPortSource(label: "soak", capacity: capacity, messagesPerPass: messagesPerPass) { _ in
-            counts.messageHandled()
-        }
+        let port = try makePort { _ in counts.messageHandled() }
         defer { port.invalidate() }
+        report.capacity = port.capacity
+        report.messagesPerPass = port.messagesPerPass
         consumer.loop.add(port, mode: .default)
 
         let clock = MonotonicClock.shared

@@ -1,5 +1,5 @@
-import CServiceShims
-import RunLoopCore
+import CEchoShims
+import RunLoopKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -36,7 +36,7 @@ enum SocketCalls {
     static func isWouldBlock(_ code: Int32) -> Bool { code == EAGAIN || code == EWOULDBLOCK }
 
     static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> TransferOutcome {
-        switch valueOrErrno("read", { Glibc.read(fd, buffer.baseAddress, buffer.count) }) {
+        switch checked("read", { Glibc.read(fd, buffer.baseAddress, buffer.count) }) {
         case .success(0): .endOfFile
         case .success(let count): .transferred(count)
         case .failure(let failure): isWouldBlock(failure.code) ? .wouldBlock : .failed(failure)
@@ -45,14 +45,14 @@ enum SocketCalls {
 
     /// `send` with MSG_NOSIGNAL: a vanished peer is an EPIPE outcome, not a SIGPIPE.
     static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> TransferOutcome {
-        switch valueOrErrno("send", { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }) {
+        switch checked("send", { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }) {
         case .success(let count): .transferred(count)
         case .failure(let failure): isWouldBlock(failure.code) ? .wouldBlock : .failed(failure)
         }
     }
 
     static func accept(_ listener: Int32) -> AcceptOutcome {
-        switch valueOrErrno("accept4", { rlk_accept_nonblocking(listener) }) {
+        switch checked("accept4", { echo_accept_nonblocking(listener) }) {
         case .success(let fd):
             return .accepted(fd)
         case .failure(let failure):
@@ -69,19 +69,19 @@ enum SocketCalls {
     /// Sets an integer socket option.
     static func setOption(_ fd: Int32, level: Int32, _ name: Int32, _ value: Int32, call: StaticString) -> Result<Int32, SystemCallError> {
         var value = value
-        return valueOrErrno(call) { setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)) }
+        return checked(call) { setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)) }
     }
 
     /// Sends small writes at once (echo is request/response; the NIO and libuv peers do the same).
     static func disableNagle(_ fd: Int32) -> Result<Int32, SystemCallError> {
-        valueOrErrno("setsockopt(TCP_NODELAY)") { rlk_set_tcp_nodelay(fd) }
+        checked("setsockopt(TCP_NODELAY)") { echo_set_tcp_nodelay(fd) }
     }
 
     /// A non-blocking TCP socket listening on 127.0.0.1:`port` (0: the kernel picks), and the
     /// port it got; `bufferSize` fixes the kernel buffers its connections inherit. Nothing is left open when it throws.
     static func listenOnLoopback(port: UInt16, backlog: Int32, bufferSize: Int?) throws(SystemCallError) -> (fd: Int32, port: UInt16) {
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let fd = try valueOrErrno("socket") { socket(AF_INET, type, 0) }.get()
+        let fd = try checked("socket") { socket(AF_INET, type, 0) }.get()
         do {
             _ = try setOption(fd, level: SOL_SOCKET, SO_REUSEADDR, 1, call: "setsockopt(SO_REUSEADDR)").get()
             if let bufferSize {
@@ -91,15 +91,15 @@ enum SocketCalls {
             var address = loopbackAddress(port: port)
             _ = try withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                    valueOrErrno("bind") { bind(fd, raw, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                    checked("bind") { bind(fd, raw, socklen_t(MemoryLayout<sockaddr_in>.size)) }
                 }
             }.get()
-            _ = try valueOrErrno("listen") { listen(fd, backlog) }.get()
+            _ = try checked("listen") { listen(fd, backlog) }.get()
             var bound = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             _ = try withUnsafeMutablePointer(to: &bound) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                    valueOrErrno("getsockname") { getsockname(fd, raw, &length) }
+                    checked("getsockname") { getsockname(fd, raw, &length) }
                 }
             }.get()
             return (fd, UInt16(bigEndian: bound.sin_port))

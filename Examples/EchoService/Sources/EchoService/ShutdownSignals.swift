@@ -1,6 +1,5 @@
-import CServiceShims
-import RunLoopCore
-import RunLoopDiagnostics
+import CEchoShims
+import RunLoopKit
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -39,7 +38,7 @@ public final class ShutdownSignals {
     ///   (``EchoServerError/refused(_:)``); nothing is left installed then.
     public init(loop: Loop, mode: Loop.Mode = .default, handler: @escaping (Int32) -> Void) throws(EchoServerError) {
         var ends: [Int32] = [-1, -1]
-        if case .failure(let failure) = valueOrErrno("pipe2", { rlk_pipe_nonblocking(&ends) }) { throw .systemCall(failure) }
+        if case .failure(let failure) = checked("pipe2", { echo_pipe_nonblocking(&ends) }) { throw .systemCall(failure) }
         readEnd = ends[0]
         writeEnd = ends[1]
         guard signalPipeWriteEnd.compareExchange(expected: -1, desired: writeEnd, ordering: .acquiringAndReleasing).exchanged else {
@@ -50,7 +49,7 @@ public final class ShutdownSignals {
         let readEnd = ends[0]
         source = LoopFileSource(fd: readEnd, events: .readable, label: "shutdown signals", onOwnerThreadOf: loop) { _ in
             var numbers = [UInt8](repeating: 0, count: 16)
-            switch valueOrErrno("read(signal pipe)", { read(readEnd, &numbers, numbers.count) }) {
+            switch checked("read(signal pipe)", { read(readEnd, &numbers, numbers.count) }) {
             case .success(let count):
                 for number in numbers.prefix(count) { handler(Int32(number)) }
             case .failure(let failure) where SocketCalls.isWouldBlock(failure.code):
@@ -86,7 +85,7 @@ public final class ShutdownSignals {
             action.sa_flags = SA_RESTART
             sigemptyset(&action.sa_mask)
             var old = sigaction()
-            switch valueOrErrno("sigaction", { sigaction(signal, &action, &old) }) {
+            switch checked("sigaction", { sigaction(signal, &action, &old) }) {
             case .success: previous[signal] = old
             case .failure(let failure):
                 uninstall()
@@ -100,7 +99,7 @@ public final class ShutdownSignals {
     /// Restores the previous handlers, removes the source and closes the pipe. Idempotent.
     public func uninstall() {
         for (signal, var old) in previous {
-            valueOrErrno("sigaction", { sigaction(signal, &old, nil) })
+            checked("sigaction", { sigaction(signal, &old, nil) })
                 .reportingFailure(.echoSignalsFailed, "restoring the handler of signal \(signal)")
         }
         previous.removeAll()
