@@ -10,16 +10,6 @@ import Glibc
 /// every cleanup run.
 @Suite("EchoExecutable")
 struct EchoExecutableTests {
-    /// The built `runloopkit-echo`, beside the test bundle in the build directory.
-    private func executablePath() -> String? {
-        var target = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &target, 4095)
-        guard count > 0 else { return nil }
-        let path = String(decoding: target.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let candidate = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/runloopkit-echo"
-        return access(candidate, X_OK) == 0 ? candidate : nil
-    }
-
     /// Reads from `fd` until `done` says the text is complete, end of file, or the deadline.
     private func readOutput(_ fd: Int32, into text: inout String, timeout: Duration, until done: (String) -> Bool) -> Bool {
         let deadline = MonotonicClock.shared.now.advanced(by: timeout)
@@ -38,7 +28,7 @@ struct EchoExecutableTests {
 
     @Test("SIGTERM: the running service stops accepting, drains, closes and exits 0")
     func sigtermShutsDownGracefully() throws {
-        let path = try #require(executablePath(), "runloopkit-echo is not built next to the test bundle (swift build builds it)")
+        let path = try #require(ChildProcess.sibling("runloopkit-echo"), "runloopkit-echo is not built next to the test bundle (swift build builds it)")
         var output: [Int32] = [-1, -1]
         #expect(pipe(&output) == 0)
         var actions = posix_spawn_file_actions_t()
