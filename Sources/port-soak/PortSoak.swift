@@ -28,13 +28,16 @@ struct PortSoakReport: Sendable, CustomStringConvertible {
     var residentAtEnd = 0
     /// Whether every queued message was handled before the drain deadline.
     var drained = false
+    /// From the producers' end to the last message handled (or the drain deadline).
+    var drainSeconds = 0.0
 
     var description: String {
         let mib = { (bytes: Int) in "\((Double(bytes) / 1_048_576 * 10).rounded() / 10) MiB" }
         let rate = seconds > 0 ? Int(Double(handled) / seconds) : 0
-        return "\(producers) producers, capacity \(capacity), \(messagesPerPass) per pass, \(seconds) s: sent \(sent), handled \(handled) (\(sent == handled ? "nothing lost" : "LOST \(sent - handled)")), "
+        let limit = capacity == LoopPortSource.unbounded ? "unbounded" : "\(capacity)"
+        return "\(producers) producers, capacity \(limit), \(messagesPerPass) per pass, \(seconds) s: sent \(sent), handled \(handled) (\(sent == handled ? "nothing lost" : "LOST \(sent - handled)")), "
             + "\(rate) messages/s, \(waitedForRoom) sends waited for room; RSS start \(mib(residentAtStart)), "
-            + "max \(mib(residentMaximum)), end \(mib(residentAtEnd))"
+            + "max \(mib(residentMaximum)), end \(mib(residentAtEnd)); drained in \((drainSeconds * 1000).rounded() / 1000) s"
     }
 }
 
@@ -123,7 +126,10 @@ struct PortSoak: Sendable {
         let elapsed = start.duration(to: clock.now)
         report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         (report.sent, report.waitedForRoom) = counts.producerTotals
+        let drainStart = clock.now
         report.drained = counts.waitUntilHandled(report.sent, timeout: drainTimeout)
+        let drain = drainStart.duration(to: clock.now)
+        report.drainSeconds = Double(drain.components.seconds) + Double(drain.components.attoseconds) / 1e18
         report.handled = counts.handled
         report.residentAtEnd = ProcessMemory.residentBytes()
         report.residentMaximum = max(report.residentMaximum, report.residentAtEnd)

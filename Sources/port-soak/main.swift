@@ -1,15 +1,16 @@
 // port-soak: producers sending to one LoopPortSource made with the library's defaults (issue
 // 13's soak, issue 28's "soak with defaults"). A CI tool of this package, not a product.
 //
-//   swift run -c release port-soak [--seconds 60] [--producers 4] [--capacity N] [--batch N]
+//   swift run -c release port-soak [--seconds 60] [--producers 4] [--capacity N|unbounded] [--batch N]
 //
 // Prints the resident set every second, then sent/handled and RSS start/max/end; exits 1 when a
 // message was lost or the queue did not drain, 2 on a bad argument.
+import RunLoopKit
 #if canImport(Glibc)
 import Glibc
 #endif
 
-let usage = "usage: port-soak [--seconds N] [--producers N] [--capacity N] [--batch N]   (capacity and batch: the library's defaults unless given)"
+let usage = "usage: port-soak [--seconds N] [--producers N] [--capacity N|unbounded] [--batch N]   (capacity and batch: the library's defaults unless given)"
 var soak = PortSoak()
 var seconds = 60
 var arguments = CommandLine.arguments.dropFirst()
@@ -18,7 +19,8 @@ while let flag = arguments.popFirst() {
         print(usage)
         exit(0)
     }
-    guard let text = arguments.popFirst(), let number = Int(text), number > 0 else {
+    guard let text = arguments.popFirst(), let number = flag == "--capacity" && text == "unbounded" ? LoopPortSource.unbounded : Int(text),
+          number > 0 else {
         print("port-soak: \(flag) needs a positive whole number\n\(usage)")
         exit(2)
     }
@@ -33,7 +35,7 @@ while let flag = arguments.popFirst() {
     }
 }
 soak.sampleInterval = .seconds(1)
-print("port-soak: \(soak.producers) producers, capacity \(soak.capacity.map(String.init) ?? "default"), "
+print("port-soak: \(soak.producers) producers, capacity \(soak.capacity.map { $0 == LoopPortSource.unbounded ? "unbounded" : String($0) } ?? "default"), "
       + "\(soak.messagesPerPass.map(String.init) ?? "default") messages per pass, \(seconds) s")
 let report = try soak.run(for: .seconds(seconds)) { elapsed, resident, handled in
     print("  \(elapsed.components.seconds) s: RSS \(resident / 1024) KiB, handled \(handled)")
