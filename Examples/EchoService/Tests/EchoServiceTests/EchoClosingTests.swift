@@ -99,11 +99,15 @@ struct EchoClosingTests {
 
     @Test("lingering close of a peer that keeps sending: reset once lingerTime runs out, counted")
     func lingerTimeRunsOut() throws {
-        let server = try ServerThread(backedUpConfiguration())
+        var configuration = backedUpConfiguration()
+        // A tick long enough that a client descheduled on a loaded machine still sends in each.
+        configuration.lingerTimeout = .milliseconds(500)
+        configuration.lingerTime = .seconds(1)
+        let server = try ServerThread(configuration)
         let client = try BlockingClient(port: server.port, timeout: .seconds(2))
         server.control.requestShutdown()
         #expect(client.readToEnd().end == .endOfFile, "the writing side is shut down first")
-        // Keep sending: the server discards it, and gives up at lingerTime (300 ms).
+        // Keep sending: the server discards it, and gives up at lingerTime (1 s).
         let deadline = MonotonicClock.shared.now.advanced(by: .seconds(10))
         var failure: Int32 = 0
         while failure == 0 && MonotonicClock.shared.now < deadline {
@@ -138,7 +142,7 @@ struct EchoClosingTests {
         var configuration = backedUpConfiguration()
         configuration.highWaterMark = 256 * 1024
         configuration.lowWaterMark = 64 * 1024
-        configuration.idleTimeout = .milliseconds(100)
+        configuration.idleTimeout = .milliseconds(300)   // longer than a loaded machine's scheduling gaps
         let server = try ServerThread(configuration)
         let payload = patternBytes(400 * 1024)
         let neverReader = try BlockingClient(port: server.port, receiveBuffer: 4096)
