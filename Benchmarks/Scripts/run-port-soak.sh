@@ -43,7 +43,7 @@ echo "- load after (uptime): $(uptime | sed 's/.*load average: //')" >> "$out/he
 
 python3 - "$soak" > "$out/table.md" <<'PY'
 import re, sys
-print("| producers | queue limit | messages/s handled | sent = handled | sends that waited for room | RSS start → max → end | drained in |")
+print("| producers | queue limit | messages/s handled (drain included) | sent = handled | sends that waited for room | RSS start → max → end | drained in |")
 print("|---|---|---|---|---|---|---|")
 pattern = re.compile(r"(\d+) producers, capacity (\w+), (\d+) per pass, [\d.]+ s: sent (\d+), handled (\d+) \(([^)]*)\), (\d+) messages/s, "
                      r"(\d+) sends waited for room; RSS start ([\d.]+) MiB, max ([\d.]+) MiB, end ([\d.]+) MiB; drained in ([\d.]+) s")

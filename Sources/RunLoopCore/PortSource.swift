@@ -58,9 +58,9 @@ public final class LoopPortSource: @unchecked Sendable {
     /// largest queue limit a Mach port may have (`MACH_PORT_QLIMIT_MAX`; Mach's own default, 5,
     /// suits one request at a time). A producer the loop does not control cannot grow memory
     /// without bound: a full queue holds 1024 messages (48 KiB of queue beside their payloads),
-    /// and its sends throw ``SendError/full(capacity:)`` or wait for room. Throughput does not
-    /// need more: the port soak handles as many messages per second with 256 as with 4096
-    /// (Docs/Services.md).
+    /// and its sends throw ``SendError/full(capacity:)`` or wait for room. A larger limit buys
+    /// no throughput: the port soak handles about as many messages per second with 256 as with
+    /// 4096 (Docs/Services.md).
     public static let defaultCapacity = 1024
     /// Pass it as `capacity` for a queue without a limit: an explicit choice, for a producer
     /// whose pace the caller bounds itself. A producer that outruns the consumer then grows the

@@ -33,7 +33,8 @@ struct PortSoakReport: Sendable, CustomStringConvertible {
 
     var description: String {
         let mib = { (bytes: Int) in "\((Double(bytes) / 1_048_576 * 10).rounded() / 10) MiB" }
-        let rate = seconds > 0 ? Int(Double(handled) / seconds) : 0
+        // Handled per second from the first send to the last message handled, drain included.
+        let rate = seconds + drainSeconds > 0 ? Int(Double(handled) / (seconds + drainSeconds)) : 0
         let limit = capacity == LoopPortSource.unbounded ? "unbounded" : "\(capacity)"
         return "\(producers) producers, capacity \(limit), \(messagesPerPass) per pass, \(seconds) s: sent \(sent), handled \(handled) (\(sent == handled ? "nothing lost" : "LOST \(sent - handled)")), "
             + "\(rate) messages/s, \(waitedForRoom) sends waited for room; RSS start \(mib(residentAtStart)), "
