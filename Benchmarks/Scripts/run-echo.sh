@@ -104,14 +104,5 @@ print(f"\n{len(next(iter(rows.values())))} rounds per connection count; targets 
 PY
 cat "$out/tables.md"
 if [ "$docs" = 1 ]; then
-    python3 - "$out/header.md" "$out/tables.md" ../Docs/Services.md <<'PY'
-import sys
-header, tables, doc = (open(p, encoding="utf-8").read() for p in sys.argv[1:4])
-begin, end = "<!-- run-echo.sh --docs: begin -->", "<!-- run-echo.sh --docs: end -->"
-if begin not in doc or end not in doc:
-    sys.exit(f"Docs/Services.md lacks the markers {begin} / {end}")
-doc = doc[:doc.index(begin)] + f"{begin}\n{header}\n{tables}\n{end}" + doc[doc.index(end) + len(end):]
-open(sys.argv[3], "w", encoding="utf-8").write(doc)
-print("Docs/Services.md updated")
-PY
+    Scripts/replace-services-block.py run-echo.sh "$out/header.md" "$out/tables.md"
 fi

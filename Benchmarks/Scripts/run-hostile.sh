@@ -66,14 +66,5 @@ print(f"\nrunloopkit-echo passed {passed(first)} and {passed(second)} of {len(fi
 PY
 cat "$out/table.md"
 if [ "$docs" = 1 ]; then
-    python3 - "$out/header.md" "$out/table.md" ../Docs/Services.md <<'PY'
-import sys
-header, table, doc = (open(p, encoding="utf-8").read() for p in sys.argv[1:4])
-begin, end = "<!-- run-hostile.sh --docs: begin -->", "<!-- run-hostile.sh --docs: end -->"
-if begin not in doc or end not in doc:
-    sys.exit(f"Docs/Services.md lacks the markers {begin} / {end}")
-doc = doc[:doc.index(begin)] + f"{begin}\n{header}\n{table}\n{end}" + doc[doc.index(end) + len(end):]
-open(sys.argv[3], "w", encoding="utf-8").write(doc)
-print("Docs/Services.md updated")
-PY
+    Scripts/replace-services-block.py run-hostile.sh "$out/header.md" "$out/table.md"
 fi

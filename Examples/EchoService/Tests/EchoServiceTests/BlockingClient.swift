@@ -4,8 +4,8 @@ import RunLoopKit
 import Glibc
 #endif
 
-/// A blocking loopback client for the closing tests: every send and receive has a timeout
-/// (SO_SNDTIMEO, SO_RCVTIMEO), so no test waits without a deadline.
+/// A blocking loopback client: every send and receive has a timeout (SO_SNDTIMEO,
+/// SO_RCVTIMEO), so no test waits without a deadline.
 final class BlockingClient {
     /// How a read to the end stopped.
     enum End: Equatable, CustomStringConvertible {
@@ -59,14 +59,31 @@ final class BlockingClient {
         var offset = 0
         while offset < bytes.count {
             offset += try bytes[offset...].withUnsafeBytes { raw in
-                checked("send") { send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL)) }
+                checked("send") { Glibc.send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL)) }
             }.get()
         }
     }
 
+    /// Sends the text's UTF-8 bytes.
+    func send(_ text: String) throws(SystemCallError) { try sendAll(Array(text.utf8)) }
+
+    /// Exactly `count` bytes as text (fewer when the connection ends first).
+    func receive(_ count: Int) -> String { String(decoding: readToEndOf(count: count), as: UTF8.self) }
+
+    /// Exactly `count` bytes (fewer when the connection ends first).
+    func readToEndOf(count: Int) -> [UInt8] {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while received.count < count {
+            guard case .success(let got) = checked("recv", { recv(fd, &buffer, min(buffer.count, count - received.count), 0) }), got > 0 else { break }
+            received += buffer.prefix(got)
+        }
+        return received
+    }
+
     /// Sends `bytes` once (what the kernel takes); the count, or the error number.
     func sendOnce(_ bytes: [UInt8]) -> Result<Int, SystemCallError> {
-        bytes.withUnsafeBytes { raw in checked("send") { send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL)) } }
+        bytes.withUnsafeBytes { raw in checked("send") { Glibc.send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL)) } }
     }
 
     func shutDownWriting() throws(SystemCallError) {

@@ -158,16 +158,3 @@ struct EchoClosingTests {
         #expect(statistics.resets == 1 && statistics.repliesDropped > 0, "\(statistics)")
     }
 }
-
-extension BlockingClient {
-    /// Exactly `count` bytes (fewer when the connection ends first).
-    func readToEndOf(count: Int) -> [UInt8] {
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while received.count < count {
-            guard case .success(let got) = checked("recv", { recv(fd, &buffer, min(buffer.count, count - received.count), 0) }), got > 0 else { break }
-            received += buffer.prefix(got)
-        }
-        return received
-    }
-}

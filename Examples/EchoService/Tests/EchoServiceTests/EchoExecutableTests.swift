@@ -56,9 +56,9 @@ struct EchoExecutableTests {
         }
 
         // One line client: a full line comes back; a partial line waits in the read buffer.
-        let client = try LineClient(port: port)
+        let client = try BlockingClient(port: port, timeout: .seconds(10))
         try client.send("hello\nwor")
-        #expect(try client.receive(6, timeout: .seconds(10)) == "hello\n", "the complete line came back, the partial one waits")
+        #expect(client.receive(6) == "hello\n", "the complete line came back, the partial one waits")
 
         #expect(kill(pid, SIGTERM) == 0)
         let ended = readOutput(output[0], into: &text, timeout: .seconds(20)) { $0.contains("stopped:") && $0.hasSuffix("\n") }
@@ -70,6 +70,6 @@ struct EchoExecutableTests {
         #expect(text.contains("accepted 1, closed 1"), "\(text)")
         #expect(text.contains("cleanups 1 (duplicates 0), live 0"), "\(text)")
         #expect(text.contains("shutdown 1"), "the open connection was closed by the shutdown: \(text)")
-        #expect(try client.receiveEndOfFile(timeout: .seconds(10)), "the client did not see the connection close")
+        #expect(client.readToEnd() == ([], .endOfFile), "the client did not see the connection end with an end of file")
     }
 }
