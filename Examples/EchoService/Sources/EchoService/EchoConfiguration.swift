@@ -35,9 +35,9 @@ public struct EchoConfiguration: Sendable {
     public var highWaterMark = 256 * 1024
     /// Unsent bytes at or below which a paused connection reads again.
     public var lowWaterMark = 64 * 1024
-    /// A connection that neither reads nor writes for this long is closed (checked by a
-    /// repeating loop timer per connection, so it closes between one and two timeouts of
-    /// silence): with a lingering close when every reply went out, with a reset when the peer
+    /// A connection that neither reads nor writes for this long is closed (checked by one
+    /// repeating loop timer of the server that sweeps every connection, so it closes between
+    /// one and two timeouts of silence): with a lingering close when every reply went out, with a reset when the peer
     /// left replies unread; nil: never.
     public var idleTimeout: Duration? = .seconds(60)
     /// The kernel's send and receive buffer per connection (SO_SNDBUF/SO_RCVBUF, set on the

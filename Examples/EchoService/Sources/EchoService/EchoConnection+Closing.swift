@@ -33,16 +33,14 @@ extension EchoConnection {
     func startLingering(_ ending: Ending) {
         shutDownWritingSide()
         guard !isClosed else { return }
-        phase = .lingering(ending)
-        idleTimer?.invalidate()   // the linger timer takes over
-        idleTimer = nil
+        phase = .lingering(ending)   // the idle sweep passes it by: the linger timer takes over
         active = false
-        lingerTicksLeft = max(1, Int((configuration.lingerTime / configuration.lingerTimeout).rounded(.up)))
-        if let loop = server?.loop {
-            let interval = configuration.lingerTimeout
-            lingerTimer = try? LoopTimer(after: interval, interval: interval, tolerance: interval / 10,
-                                         label: "echo linger", onOwnerThreadOf: loop) { [self] _ in lingerTick() }
-            if let lingerTimer { loop.add(lingerTimer, mode: configuration.mode) }
+        let interval = configuration.lingerTimeout
+        // Cannot throw: the interval and tolerance are positive (checked by the configuration).
+        if let loop = server?.loop, let timer = try? LoopTimer(after: interval, interval: interval, tolerance: interval / 10,
+                                                               label: "echo linger", onOwnerThreadOf: loop, { [self] _ in lingerTick() }) {
+            linger = Linger(timer: timer, ticksLeft: max(1, Int((configuration.lingerTime / interval).rounded(.up))))
+            loop.add(timer, mode: configuration.mode)
         }
         if source != nil { updateInterest() }
     }
@@ -57,16 +55,17 @@ extension EchoConnection {
             if !isClosed { close(ending) }
             return
         }
-        lingerTicksLeft -= 1
-        if lingerTicksLeft <= 0 {
+        linger?.ticksLeft -= 1
+        if (linger?.ticksLeft ?? 0) <= 0 {
             counters.update { $0.lingerExpired += 1 }
             return close(ending, reset: true)
         }
         active = false
     }
 
-    /// The idle timer: the first silent interval clears the flag, the second closes — with a
-    /// lingering close when every reply went out, with a reset when the peer left them unread.
+    /// The server's idle sweep, every `idleTimeout`: the first silent interval clears the flag,
+    /// the second closes — with a lingering close when every reply went out, with a reset when
+    /// the peer left them unread.
     func checkIdle() {
         if active {
             active = false
@@ -131,11 +130,9 @@ extension EchoConnection {
             }
         }
         source?.invalidate()   // epoll_ctl DEL while the descriptor is still open
-        idleTimer?.invalidate()
-        lingerTimer?.invalidate()
+        linger?.timer.invalidate()
         source = nil           // the cycles through the closures end here
-        idleTimer = nil
-        lingerTimer = nil
+        linger = nil
         server?.connectionClosed(self)
         AutoreleasePool.deferCleanup(label: "echo connection cleanup") { [self] in runCleanup() }
     }

@@ -1,7 +1,7 @@
 import RunLoopKit
 
 /// A TCP echo service on a `Loop`: non-blocking accept on 127.0.0.1, per-connection read and
-/// write buffers, back-pressure by high/low water marks, idle timeouts on loop timers,
+/// write buffers, back-pressure by high/low water marks, idle timeouts by one sweeping loop timer,
 /// half-closed connections answered in full, lingering closes, connections released by the
 /// autorelease pool at BeforeWaiting, and a graceful shutdown.
 ///
@@ -32,13 +32,25 @@ public final class EchoServer {
     public private(set) var isFinished = false
 
     let loop: Loop
+    /// What every connection reads from the server: one object, referenced by each.
+    final class Shared {
+        let configuration: EchoConfiguration
+        let counters: EchoCounters
+        init(_ configuration: EchoConfiguration, _ counters: EchoCounters) {
+            self.configuration = configuration
+            self.counters = counters
+        }
+    }
+    let shared: Shared
     /// One read buffer for every connection: reads go here and are sent back at once.
     let scratch: UnsafeMutableRawBufferPointer
     private let listenerFD: Int32
     private var listener: LoopFileSource?
     private var acceptRetry: LoopTimer?
     private var graceTimer: LoopTimer?
-    private var connections: [Int32: EchoConnection] = [:]
+    /// One repeating timer for every connection's silence (see ``EchoConfiguration/idleTimeout``).
+    private var idleSweep: LoopTimer?
+    private var connections = ConnectionTable()
     private var shuttingDown = false
 
     /// Listens on 127.0.0.1:`configuration.port` and starts accepting on `loop` (its
@@ -53,6 +65,7 @@ public final class EchoServer {
                                                              bufferSize: configuration.socketBufferSize) }
         catch { throw .systemCall(error) }
         self.configuration = configuration
+        self.shared = Shared(configuration, counters)
         self.loop = loop
         self.listenerFD = socket.fd
         self.port = socket.port
@@ -66,14 +79,21 @@ public final class EchoServer {
         // Fully initialised: deinit closes the descriptor and frees the buffer.
         guard case .added = outcome else { throw .refused("\(outcome)") }
         control.install(mode: configuration.mode) { [weak self] in self?.beginShutdown() }
+        if let timeout = configuration.idleTimeout {
+            // Cannot throw: the interval and tolerance are positive (checked by the configuration).
+            idleSweep = try? LoopTimer(after: timeout, interval: timeout, tolerance: timeout / 2,
+                                       label: "echo idle sweep", onOwnerThreadOf: loop) { [unowned self] _ in sweepIdle() }
+            if let idleSweep { loop.add(idleSweep, mode: configuration.mode) }
+        }
     }
 
     deinit {
         listener?.invalidate()
         acceptRetry?.invalidate()
         graceTimer?.invalidate()
+        idleSweep?.invalidate()
         control.uninstall()
-        for connection in connections.values { connection.forceClose(.shutdown) }
+        for connection in connections.all { connection.forceClose(.shutdown) }
         if listener != nil { closeDescriptor(listenerFD, "the echo listener") }
         scratch.deallocate()
     }
@@ -93,7 +113,7 @@ public final class EchoServer {
             case .accepted(let fd):
                 SocketCalls.disableNagle(fd).reportingFailure(.echoConnectionFailed, "setting TCP_NODELAY", severity: .warning)
                 let connection = EchoConnection(fd: fd, server: self, loop: loop)
-                connections[fd] = connection
+                connections.insert(connection)
                 if connection.register(on: loop) { accepted.append(connection) }
             case .wouldBlock:
                 return accepted
@@ -124,8 +144,14 @@ public final class EchoServer {
         if let acceptRetry { loop.add(acceptRetry, mode: configuration.mode) }
     }
 
+    /// Every connection's silence, checked at once: one timer instead of one per connection,
+    /// so a silent connection still closes between one and two timeouts after its last byte.
+    private func sweepIdle() {
+        for connection in connections.all { connection.checkIdle() }
+    }
+
     func connectionClosed(_ connection: EchoConnection) {
-        connections[connection.fd] = nil
+        connections.remove(connection)
         if shuttingDown && connections.isEmpty { finish() }
     }
 
@@ -140,11 +166,11 @@ public final class EchoServer {
         guard !shuttingDown else { return forceShutdown() }
         shuttingDown = true
         stopListening(acceptingWhatIsQueued: true)
-        for connection in Array(connections.values) { connection.beginClosing(.shutdown) }
+        for connection in connections.all { connection.beginClosing(.shutdown) }
         guard !connections.isEmpty else { return finish() }
         graceTimer = try? LoopTimer(after: configuration.shutdownGrace, label: "echo shutdown grace", onOwnerThreadOf: loop) { [weak self] _ in
             guard let self else { return }
-            for connection in Array(self.connections.values) where !connection.isLingering { connection.forceClose(.shutdown) }
+            for connection in self.connections.all where !connection.isLingering { connection.forceClose(.shutdown) }
         }
         if let graceTimer { loop.add(graceTimer, mode: configuration.mode) }
     }
@@ -154,7 +180,7 @@ public final class EchoServer {
     public func forceShutdown() {
         shuttingDown = true
         stopListening(acceptingWhatIsQueued: false)
-        for connection in Array(connections.values) { connection.forceClose(.shutdown) }
+        for connection in connections.all { connection.forceClose(.shutdown) }
         if connections.isEmpty { finish() }
     }
 
@@ -178,6 +204,8 @@ public final class EchoServer {
         isFinished = true
         graceTimer?.invalidate()
         graceTimer = nil
+        idleSweep?.invalidate()
+        idleSweep = nil
         control.uninstall()
         onFinished?()
     }
