@@ -314,14 +314,15 @@ public final class LoopFileSource: @unchecked Sendable {
     }
 
     public let fd: Int32
+    /// The `.readable`/`.writable`/`.readClosed` bits of the current interest; guarded by
+    /// `core.lock`. The pass hands a callout `ready & (interestBitsNow | hangUp | error)`, so the
+    /// asked-for kinds pass only while asked for. (Beside `fd`, so the two share 8 bytes: a
+    /// service holds one source per connection.)
+    private var interestBits: UInt32
     public let order: Int
     public let label: String
     let handler: (Events) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
-    /// The `.readable`/`.writable`/`.readClosed` bits of the current interest; guarded by
-    /// `core.lock`. The pass hands a callout `ready & (interestBitsNow | hangUp | error)`, so the
-    /// asked-for kinds pass only while asked for.
-    private var interestBits: UInt32
 
     /// A source watching `fd`, level-triggered: the handler runs on every pass in which the
     /// descriptor is ready for something it is interested in, until that is consumed.
