@@ -21,7 +21,8 @@ def main():
     text = open(DOC, encoding="utf-8").read()
     if begin not in text or end not in text:
         sys.exit(f"Docs/Services.md lacks the markers {begin} / {end}")
-    block = "\n".join(open(path, encoding="utf-8").read().strip("\n") for path in sys.argv[2:])
+    # A blank line between the files: a table right after a list would become part of the list.
+    block = "\n\n".join(open(path, encoding="utf-8").read().strip("\n") for path in sys.argv[2:])
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
     open(DOC, "w", encoding="utf-8").write(f"{head}{begin}\n{block}\n{end}{tail}")
