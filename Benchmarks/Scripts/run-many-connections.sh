@@ -38,8 +38,6 @@ mkdir -p "$out"
 Scripts/install-peers.sh > /dev/null
 (cd ../Examples/EchoService && swift build -c release --product runloopkit-echo 2>&1 | tail -1)
 for product in nio-echo uv-echo echo-many; do swift build -c release --product "$product" 2>&1 | tail -1; done
-example_bin=$(cd ../Examples/EchoService && swift build -c release --show-bin-path)
-bench_bin=$(swift build -c release --show-bin-path)
 
 ulimit -n "$(ulimit -Hn)"
 hard=$(ulimit -Hn)
@@ -53,31 +51,8 @@ if [ -z "$connections" ]; then
 fi
 active=$(( connections / 100 ))
 
-declare -A command=([loop]="$example_bin/runloopkit-echo" [nio]="$bench_bin/nio-echo" [uv]="$bench_bin/uv-echo")
+source Scripts/echo-servers.sh
 servers=(loop nio uv)
-
-# Starts server $1 on CPU 0; sets server_pid and port.
-start_server() {
-    local log="$out/$1.log"
-    : > "$log"
-    taskset -c 0 ${command[$1]} > "$log" 2>&1 &
-    server_pid=$!
-    for _ in $(seq 1 300); do
-        port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$log")
-        [ -n "$port" ] && return 0
-        kill -0 "$server_pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    echo "run-many-connections.sh: $1 did not start: $(cat "$log")" >&2
-    exit 1
-}
-
-stop_server() {
-    kill -TERM "$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-}
 
 # run SERVER CONFIG CONNECTIONS ACTIVE: one fresh server, one echo-many run, one result line.
 run() {
