@@ -1,7 +1,7 @@
 import RunLoopKit
 
-/// One accepted connection: its descriptor, fd source, timers, read buffer (a partial line) and
-/// write buffer (unsent bytes). Lives on the server's loop thread.
+/// One accepted connection: its descriptor, fd source, read buffer (a partial line) and write
+/// buffer (unsent bytes), and a linger timer while it lingers. Lives on the server's loop thread.
 ///
 /// Its life is a line of phases: open (reading and echoing) → the peer finished sending
 /// (replies still going out) or the service is closing it (draining: replies going out, input
@@ -12,8 +12,8 @@ import RunLoopKit
 /// own: a loop timer per connection cost about 870 bytes each (measured with 10,000
 /// connections), nearly as much as the rest of the connection.
 ///
-/// The source's and linger timer's closures hold the connection strongly; `close` breaks that cycle
-/// and hands the connection to the autorelease pool through a deferred cleanup, which closes
+/// The source's and linger timer's closures hold the connection strongly; `close` breaks that
+/// cycle and hands the connection to the autorelease pool through a deferred cleanup, which closes
 /// the descriptor when the pool pops at BeforeWaiting. Until then the fd number cannot be
 /// reused, so no event later in the same pass can reach a new connection by mistake.
 final class EchoConnection {

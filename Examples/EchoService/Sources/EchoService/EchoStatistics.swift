@@ -42,7 +42,7 @@ public struct EchoStatistics: Sendable, Equatable, CustomStringConvertible {
     public var halfCloseRefusals = 0
     /// The peer reset the connection, or a call on it failed (ECONNRESET, EPIPE…).
     public var closedByError = 0
-    /// Closed by the idle timer.
+    /// Closed by the idle sweep (``EchoConfiguration/idleTimeout``).
     public var closedIdle = 0
     /// Closed after a protocol error (a line longer than the framing allows).
     public var protocolErrors = 0
