@@ -23,8 +23,6 @@ let package = Package(
         .library(name: "Autorelease", targets: ["Autorelease"]),
         .library(name: "Transactions", targets: ["Transactions"]),
         .executable(name: "runloopkit", targets: ["runloopkit"]),
-        // Until the echo service moves to Examples/ (issue 28).
-        .library(name: "LoopServices", targets: ["LoopServices"]),
     ],
     targets: [
         // Tiny C target: epoll/eventfd/timerfd and libdispatch's main-queue hooks.
@@ -68,14 +66,13 @@ let package = Package(
         .target(name: "ScenarioReplay", dependencies: ["LoopScenarios", "RunLoopTesting"]),
         .executableTarget(name: "runloopkit", dependencies: ["LoopScenarios", "RunLoopTesting", "ScenarioReplay"]),
         .executableTarget(name: "autorelease-stress", dependencies: ["Autorelease"]),
-        // The soak: fd I/O, ports, timers and commits under load; `runloopkit-soak <seconds>`.
+        // CI tools, not products (SwiftPM gives a root package's executable targets an implicit
+        // product: `swift run runloopkit-soak 60` works here; a package depending on this one
+        // sees neither). The soak: fd I/O, ports, timers and commits under load.
         .executableTarget(name: "runloopkit-soak", dependencies: ["RunLoopKit", "PThreads"]),
-        // Services on the loop: the TCP echo service and the port soak, shared by their
-        // executables and the load tests.
-        .target(name: "CServiceShims"),
-        .target(name: "LoopServices", dependencies: ["RunLoopKit", "RunLoopCore", "Autorelease", "PThreads", "RunLoopDiagnostics", "CServiceShims"]),
-        .executableTarget(name: "runloopkit-echo", dependencies: ["LoopServices", "RunLoopKit", "RunLoopDiagnostics"]),
-        .executableTarget(name: "port-soak", dependencies: ["LoopServices"]),
+        // Producers sending to one LoopPortSource with the library's defaults (issue 13's soak);
+        // the TCP echo service that used to sit beside it is the example Examples/EchoService.
+        .executableTarget(name: "port-soak", dependencies: ["RunLoopKit", "PThreads"]),
         // Runs Loop.main on the main thread with @MainActor code, DispatchQueue.main and timers;
         // the MainActorOnMainLoop suite runs it and checks the order.
         .executableTarget(name: "mainactor-probe", dependencies: ["RunLoopCore"]),
@@ -100,7 +97,8 @@ let package = Package(
         // ReplayScripts/ links the differential suite's script files (one copy, two targets).
         .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting", "RunLoopCore", "LoopScenarios", "PThreads",
                                                                 "ScenarioReplay", "RunLoopDiagnostics"]),
-        .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "RunLoopCore", "LoopInstruments", "PThreads", "RunLoopDiagnostics", "CRunLoopShims"]),
+        // Runs the port-soak executable (built with the tests) as a process, as CI runs it.
+        .testTarget(name: "PortSoakTests", dependencies: ["port-soak"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -98,9 +98,12 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // The echo servers compared by Scripts/run-echo.sh and their one load generator (the
-        // loop's own server is the root package's runloopkit-echo).
+        // The echo servers compared by Scripts/run-echo.sh and their load generators (the
+        // loop's own server is runloopkit-echo of the example package Examples/EchoService):
+        // echo-load for request/response, echo-many for many idle connections and for churn
+        // (Scripts/run-many-connections.sh, Scripts/run-churn.sh).
         .executableTarget(name: "echo-load", path: "Echo/EchoLoad"),
+        .executableTarget(name: "echo-many", path: "Echo/EchoMany"),
         .executableTarget(name: "uv-echo", path: "Echo/UVEcho", linkerSettings: [.linkedLibrary("uv")]),
         .executableTarget(
             name: "nio-echo",

@@ -1,18 +1,16 @@
 #!/usr/bin/env bash
-# The echo service beside SwiftNIO and libuv, and the port's send→handle throughput.
+# The echo service beside SwiftNIO and libuv (the port soak is Scripts/run-port-soak.sh).
 #
 #   Scripts/run-echo.sh [--docs] [--rounds N] [--seconds S] [--connections "200 1000"]
 #
-# 1. builds (release) runloopkit-echo and port-soak (root package), nio-echo, uv-echo and
-#    echo-load (this package); installs libuv1-dev if missing (install-peers.sh);
+# 1. builds (release) runloopkit-echo (the example package Examples/EchoService), nio-echo,
+#    uv-echo and echo-load (this package); installs libuv1-dev if missing (install-peers.sh);
 # 2. for each connection count, N interleaved rounds (default 5; the servers' order rotates each
 #    round): start one server under `taskset -c 0`, run echo-load under `taskset -c 1` (warm-up
 #    1 s, then S seconds, default 3, 64-byte messages, closed loop), stop the server;
 # 3. prints per-round figures and the median ratios against NIO and libuv (throughput: higher
 #    is better for the loop; p99: lower is better);
-# 4. runs port-soak for 3 s with 1 and with 4 producers (consumer on a LoopThread, capacity
-#    4096, 64 messages per pass), both under `taskset -c 0,1`;
-# 5. with --docs, replaces the generated block of Docs/Services.md with the tables.
+# 4. with --docs, replaces the generated block of Docs/Services.md with the tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=0 rounds=5 seconds=3 counts="200 1000"
@@ -29,39 +27,11 @@ done
 out=.build-results/echo
 mkdir -p "$out"
 Scripts/install-peers.sh
-(cd .. && swift build -c release --product runloopkit-echo 2>&1 | tail -1 && swift build -c release --product port-soak 2>&1 | tail -1)
+(cd ../Examples/EchoService && swift build -c release --product runloopkit-echo 2>&1 | tail -1)
 for product in nio-echo uv-echo echo-load; do swift build -c release --product "$product" 2>&1 | tail -1; done
-root_bin=$(cd .. && swift build -c release --show-bin-path)
-bench_bin=$(swift build -c release --show-bin-path)
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-
-declare -A command=(
-    [loop]="$root_bin/runloopkit-echo"
-    [nio]="$bench_bin/nio-echo"
-    [uv]="$bench_bin/uv-echo"
-)
+source Scripts/echo-servers.sh
 servers=(loop nio uv)
-
-# Starts server $1 on CPU 0, waits for its "listening on" line; sets server_pid and port.
-start_server() {
-    local log="$out/$1.log"
-    : > "$log"
-    taskset -c 0 ${command[$1]} > "$log" 2>&1 &
-    server_pid=$!
-    for _ in $(seq 1 300); do
-        port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$log")
-        [ -n "$port" ] && return 0
-        kill -0 "$server_pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    echo "run-echo.sh: $1 did not start: $(cat "$log")" >&2
-    exit 1
-}
-
-stop_server() {
-    kill -TERM "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-}
 
 results="$out/rounds.txt"
 : > "$results"
@@ -86,14 +56,8 @@ for connections in $counts; do
 done
 echo "- load after (uptime): $(uptime | sed 's/.*load average: //')" | tee -a "$out/header.md"
 
-soak="$out/soak.txt"
-: > "$soak"
-for producers in 1 4; do
-    taskset -c 0,1 "$root_bin/port-soak" --seconds 3 --producers "$producers" --capacity 4096 --batch 64 | tail -1 | tee -a "$soak"
-done
-
-python3 - "$results" "$soak" > "$out/tables.md" <<'PY'
-import re, statistics, sys
+python3 - "$results" > "$out/tables.md" <<'PY'
+import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
     connections, round_, server, *fields = line.split()
@@ -109,24 +73,8 @@ for connections, rounds in sorted(rows.items()):
     t_nio, t_uv, p_nio, p_uv = ratio(0, "nio"), ratio(0, "uv"), ratio(1, "nio"), ratio(1, "uv")
     print(f"| {connections} | {med('loop',0):,.0f} | {med('nio',0):,.0f} | {med('uv',0):,.0f} | **{t_nio:.2f}×** ({span(0,'nio')[0]:.2f}–{span(0,'nio')[1]:.2f}) | {t_uv:.2f}× | {med('loop',1):.0f} | {med('nio',1):.0f} | {med('uv',1):.0f} | **{p_nio:.2f}×** ({span(1,'nio')[0]:.2f}–{span(1,'nio')[1]:.2f}) | {p_uv:.2f}× |")
 print(f"\n{len(next(iter(rows.values())))} rounds per connection count; targets (issue 13): throughput ≥ 1.1× NIO, p99 ≤ 0.9× NIO.\n")
-print("#### Port send → handle (bounded LoopPortSource, capacity 4096, 64 messages per pass)\n")
-print("| producers | messages/s handled | sent = handled | sends that waited for room | RSS start → max |")
-print("|---|---|---|---|---|")
-for line in open(sys.argv[2]):
-    m = re.search(r"(\d+) producers, [\d.]+ s: sent (\d+), handled (\d+) \(([^)]*)\), (\d+) messages/s, (\d+) sends waited for room; RSS start ([\d.]+ MiB), max ([\d.]+ MiB)", line)
-    if m:
-        print(f"| {m[1]} | {int(m[5]):,} | {'yes' if m[2] == m[3] else 'NO'} ({m[4]}) | {int(m[6]):,} | {m[7]} → {m[8]} |")
 PY
 cat "$out/tables.md"
 if [ "$docs" = 1 ]; then
-    python3 - "$out/header.md" "$out/tables.md" ../Docs/Services.md <<'PY'
-import sys
-header, tables, doc = (open(p, encoding="utf-8").read() for p in sys.argv[1:4])
-begin, end = "<!-- run-echo.sh --docs: begin -->", "<!-- run-echo.sh --docs: end -->"
-if begin not in doc or end not in doc:
-    sys.exit(f"Docs/Services.md lacks the markers {begin} / {end}")
-doc = doc[:doc.index(begin)] + f"{begin}\n{header}\n{tables}\n{end}" + doc[doc.index(end) + len(end):]
-open(sys.argv[3], "w", encoding="utf-8").write(doc)
-print("Docs/Services.md updated")
-PY
+    Scripts/replace-services-block.py run-echo.sh "$out/header.md" "$out/tables.md"
 fi

@@ -92,10 +92,13 @@ int rlk_epoll_create(void) {
 }
 
 static uint32_t rlk_events(uint32_t interest, int edge) {
-    // EPOLLRDHUP always: a peer's shutdown is reported as a hang-up even with no interest.
-    uint32_t ev = EPOLLRDHUP;
+    // EPOLLHUP and EPOLLERR need no asking: epoll always reports them. EPOLLRDHUP (the peer
+    // shut down its writing side) is an interest like EPOLLIN: once it happened it stays
+    // ready, so a source that keeps it asked for would be woken on every pass.
+    uint32_t ev = 0;
     if (interest & 1u) ev |= EPOLLIN;
     if (interest & 2u) ev |= EPOLLOUT;
+    if (interest & 16u) ev |= EPOLLRDHUP;
     if (edge) ev |= EPOLLET;
     return ev;
 }
@@ -123,8 +126,9 @@ static int rlk_copy_events(struct epoll_event *events, int n, uint64_t *tokens, 
         uint32_t r = 0;
         if (events[i].events & EPOLLIN) r |= 1u;
         if (events[i].events & EPOLLOUT) r |= 2u;
-        if (events[i].events & (EPOLLHUP | EPOLLRDHUP)) r |= 4u;
+        if (events[i].events & EPOLLHUP) r |= 4u;
         if (events[i].events & EPOLLERR) r |= 8u;
+        if (events[i].events & EPOLLRDHUP) r |= 16u;
         tokens[i] = events[i].data.u64;
         ready[i] = r;
     }

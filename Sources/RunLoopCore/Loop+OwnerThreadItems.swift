@@ -61,7 +61,7 @@ extension LoopPortSource {
     /// A port whose handler may capture state of the loop's own thread (any thread may still
     /// send). Make it on `loop`'s thread and add it to `loop`: a callout on any other thread
     /// stops the process.
-    public convenience init(order: Int = 0, label: String = "source1", capacity: Int = .max, messagesPerPass: Int = 1,
+    public convenience init(order: Int = 0, label: String = "source1", capacity: Int = LoopPortSource.defaultCapacity, messagesPerPass: Int = 1,
                             onOwnerThreadOf loop: Loop, handler: @escaping (Message) -> Void) throws(LoopError) {
         try self.init(order: order, label: label, capacity: capacity, messagesPerPass: messagesPerPass,
                       handler: loop.ownerThreadCallout("LoopPortSource '\(label)'", handler))

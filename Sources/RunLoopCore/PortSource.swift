@@ -11,7 +11,11 @@ import Musl
 ///
 /// Any thread may `send`; the handler receives each message, in order, on the loop's thread.
 /// A pending message wakes a sleeping loop. The loop handles one port event — one message —
-/// per pass (L-c); handling it counts as a handled source.
+/// per pass (L-c: CF hands out one source1 per pass); handling it counts as a handled source.
+///
+/// The queue is bounded by default (``defaultCapacity``, as a Mach port has a queue limit): a
+/// send to a full port throws or waits for room, so producers on other threads cannot outgrow
+/// the consumer's memory. ``unbounded`` must be asked for by name.
 ///
 /// Internally a port is an eventfd (readable while messages are queued) and a locked FIFO.
 ///
@@ -50,6 +54,19 @@ public final class LoopPortSource: @unchecked Sendable {
         }
     }
 
+    /// The queue limit of a port whose creator names none: 1024 undelivered messages, the
+    /// largest queue limit a Mach port may have (`MACH_PORT_QLIMIT_MAX`; Mach's own default, 5,
+    /// suits one request at a time). A producer the loop does not control cannot grow memory
+    /// without bound: a full queue holds 1024 messages (48 KiB of queue beside their payloads),
+    /// and its sends throw ``SendError/full(capacity:)`` or wait for room. A larger limit buys
+    /// no throughput: the port soak handles about as many messages per second with 256 as with
+    /// 4096 (Docs/Services.md).
+    public static let defaultCapacity = 1024
+    /// Pass it as `capacity` for a queue without a limit: an explicit choice, for a producer
+    /// whose pace the caller bounds itself. A producer that outruns the consumer then grows the
+    /// queue, and the process's memory, without bound.
+    public static let unbounded = Int.max
+
     public let order: Int
     public let label: String
     /// The most undelivered messages the queue holds; a send beyond it throws ``SendError/full(capacity:)``.
@@ -74,15 +91,16 @@ public final class LoopPortSource: @unchecked Sendable {
     ///   - order: ports ready in the same wait are not ordered by it (one port per pass, L-c);
     ///     kept for CF's API shape and shown in traces.
     ///   - label: the name traces and diagnostics use.
-    ///   - capacity: the most undelivered messages the port queues (at least 1; default: no
-    ///     limit). A full queue makes `send` throw, or a waiting send wait for room.
+    ///   - capacity: the most undelivered messages the port queues (at least 1; default
+    ///     ``defaultCapacity``, 1024; ``unbounded`` for none). A full queue makes `send` throw, or
+    ///     a waiting send wait for room.
     ///   - messagesPerPass: the most messages one pass hands to the handler (at least 1;
     ///     default 1, CF's one port message per pass, L-c). A larger batch lets a consumer keep
     ///     up with fast producers; the port still counts as one handled source per pass.
     ///   - handler: called on the loop's thread with each message, in send order.
     /// - Throws: ``LoopError/systemCall(_:)`` when the port's eventfd cannot be created (the
     ///   process is out of descriptors or memory; also reported as `loop.system-call-failed`).
-    public init(order: Int = 0, label: String = "source1", capacity: Int = .max, messagesPerPass: Int = 1,
+    public init(order: Int = 0, label: String = "source1", capacity: Int = LoopPortSource.defaultCapacity, messagesPerPass: Int = 1,
                 handler: sending @escaping (Message) -> Void) throws(LoopError) {
         switch createDescriptor("eventfd", for: "the descriptor of port '\(label)'", item: label, { rlk_eventfd_create() }) {
         case .success(let fd): self.fd = fd
@@ -243,11 +261,18 @@ public final class LoopPortSource: @unchecked Sendable {
 /// CF on Linux, which reads 8 bytes from a version-1 source's fd).
 ///
 /// Readiness is level-triggered: while the fd stays ready, every pass that waits reports it
-/// again, one fd event per pass (L-c), and counts as a handled source.
+/// again, one fd event per pass (L-c: CF hands out one source1 per pass), and counts as a
+/// handled source.
+///
+/// The end of a connection comes as three events a handler tells apart (S9: the peer's
+/// end of sending, a hang-up and an error are distinct events): ``Events/readClosed`` (the peer
+/// will send nothing more, replies may still go out), ``Events/hangUp`` (nothing can go either
+/// way) and ``Events/error``.
 ///
 /// ```swift
-/// let reader = LoopFileSource(fd: socket, events: .readable, label: "socket") { events in
-///     if events.contains(.readable) { /* read(socket, …) until EAGAIN */ }
+/// let reader = LoopFileSource(fd: socket, events: [.readable, .readClosed], label: "socket") { events in
+///     if events.contains(.readable) { /* read(socket, …) until EAGAIN; 0 is the end of input */ }
+///     if events.contains(.readClosed) { /* the peer finished sending: answer, then shut down */ }
 /// }
 /// loop.add(reader, mode: .default)
 /// ```
@@ -255,58 +280,76 @@ public final class LoopFileSource: @unchecked Sendable {
     // Sendable: `interestBits` and validity are guarded by `core.lock`; `handler` (a `sending`
     // closure) is only called on the thread of the one loop it is bound to.
 
-    /// Readiness kinds. ``readable`` and ``writable`` are interests; ``hangUp`` and ``error``
-    /// are always reported when they happen.
+    /// Readiness kinds. ``readable``, ``writable`` and ``readClosed`` are interests, reported
+    /// only while asked for; ``hangUp`` and ``error`` are always reported when they happen.
     public struct Events: OptionSet, Sendable, Hashable, CustomStringConvertible {
         public let rawValue: UInt32
         public init(rawValue: UInt32) { self.rawValue = rawValue }
-        /// Data (or an end of file) can be read.
+        /// Data (or an end of file: a `read` of 0) can be read (EPOLLIN).
         public static let readable = Events(rawValue: 1)
-        /// Data can be written without blocking.
+        /// Data can be written without blocking (EPOLLOUT).
         public static let writable = Events(rawValue: 2)
-        /// The peer hung up or shut down its writing side (EPOLLHUP, EPOLLRDHUP).
+        /// Nothing can pass either way any more (EPOLLHUP): the connection was reset or closed
+        /// in both directions, or every writer of a pipe closed it. Bytes already received may
+        /// still be read; writes fail. Always reported.
         public static let hangUp = Events(rawValue: 4)
-        /// The descriptor has a pending error (EPOLLERR); read it with `SO_ERROR`.
+        /// The descriptor has a pending error (EPOLLERR): ECONNRESET after a reset, EPIPE on a
+        /// pipe whose readers are gone; read it with `SO_ERROR` or the next `read`/`send`.
+        /// Always reported.
         public static let error = Events(rawValue: 8)
+        /// The peer will send nothing more: it shut down its writing side (a TCP FIN, or
+        /// `shutdown(SHUT_WR)`; EPOLLRDHUP). Bytes it sent before may still wait to be read, and
+        /// the descriptor may still be written: the connection is half-closed, not gone. An
+        /// interest: it stays ready once it happened, so drop it from the interest once handled.
+        public static let readClosed = Events(rawValue: 16)
+
+        /// The kinds a source can ask for (the rest are always reported).
+        static let interests: Events = [.readable, .writable, .readClosed]
 
         public var description: String {
-            let names = [(Events.readable, "readable"), (.writable, "writable"), (.hangUp, "hangUp"), (.error, "error")]
+            let names = [(Events.readable, "readable"), (.writable, "writable"), (.readClosed, "readClosed"),
+                         (.hangUp, "hangUp"), (.error, "error")]
             return "[" + names.filter { contains($0.0) }.map(\.1).joined(separator: ", ") + "]"
         }
     }
 
     public let fd: Int32
+    /// The `.readable`/`.writable`/`.readClosed` bits of the current interest; guarded by
+    /// `core.lock`. The pass hands a callout `ready & (interestBitsNow | hangUp | error)`, so the
+    /// asked-for kinds pass only while asked for. (Beside `fd`, so the two share 8 bytes: a
+    /// service holds one source per connection.)
+    private var interestBits: UInt32
     public let order: Int
     public let label: String
     let handler: (Events) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
-    /// `.readable`/`.writable` bits of the current interest; guarded by `core.lock`.
-    private var interestBits: UInt32
 
     /// A source watching `fd`, level-triggered: the handler runs on every pass in which the
     /// descriptor is ready for something it is interested in, until that is consumed.
     ///
     /// - Parameters:
     ///   - fd: the descriptor to watch; the source never closes it.
-    ///   - events: the initial interest (``Events/readable``, ``Events/writable``, both, or
-    ///     neither — then only hang-up and error are reported); change it with ``setInterest(_:)``.
+    ///   - events: the initial interest (any of ``Events/readable``, ``Events/writable`` and
+    ///     ``Events/readClosed``, or none — then only hang-up and error are reported); change it
+    ///     with ``setInterest(_:)``.
     ///   - order: several fd sources ready in one pass run in ascending order.
     ///   - label: the name traces and diagnostics use.
     ///   - handler: called on the loop's thread with what is ready.
     public init(fd: Int32, events: Events, order: Int = 0, label: String = "fd", handler: sending @escaping (Events) -> Void) {
         self.fd = fd
-        self.interestBits = events.rawValue & 3
+        self.interestBits = events.rawValue & Events.interests.rawValue
         self.order = order
         self.label = label
         self.handler = handler
     }
 
-    /// What the source is interested in now (readable and/or writable).
+    /// What the source is interested in now (readable, writable, readClosed).
     public var interest: Events { Events(rawValue: core.lock.withLock { interestBits }) }
 
     /// Changes the interest at once in every mode holding the source (`epoll_ctl` MOD; the
     /// source is not removed and re-added), from any thread — for example, stop reading while a
-    /// connection's write buffer is full. Hang-up and error stay reported.
+    /// connection's write buffer is full, or stop asking for ``Events/readClosed`` once seen.
+    /// Hang-up and error stay reported.
     ///
     /// ```swift
     /// let loop = Loop(clock: VirtualClock())
@@ -320,7 +363,7 @@ public final class LoopFileSource: @unchecked Sendable {
     /// - Throws: the failed `epoll_ctl` (for example EBADF when the fd was closed); the
     ///   interest is then unchanged.
     public func setInterest(_ events: Events) throws(SystemCallError) {
-        let bits = events.rawValue & 3
+        let bits = events.rawValue & Events.interests.rawValue
         let loop: Loop? = core.lock.withLock { core.valid ? core.homes.first?.loop : nil }
         if let loop { try loop.modifyInterest(of: self, to: bits) }
         core.lock.withLock { interestBits = bits }

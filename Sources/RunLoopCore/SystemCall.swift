@@ -35,7 +35,7 @@ public struct SystemCallError: Error, Equatable, Hashable, Sendable, CustomStrin
 /// Runs a system call (or a C shim returning -1 and setting `errno` on failure), retrying on
 /// EINTR, and returns its value or the failure — in the manner of swift-system's `valueOrErrno`.
 ///
-/// Package-visible so services built in this package (LoopServices) check their calls the same way.
+/// Package-visible so the other modules of this package check their calls the same way.
 ///
 /// ```swift
 /// let fd = try valueOrErrno("eventfd") { rlk_eventfd_create() }.get()

@@ -5,10 +5,11 @@
 //   swift run runloopkit-soak 60                # what .ci/run runs
 //
 // One loop on the main thread with the standard observers (pools, commit pipeline); two producer
-// threads send numbered messages to a bounded port (blocking when it is full); a writer thread
-// pushes bytes through a pipe the loop reads with an fd source; a repeating timer schedules
-// one-shot timers; every port message marks a layer, so commits run at BeforeWaiting; another
-// thread creates and tears down short-lived loops (port, timer, autoreleased objects) all along.
+// threads send numbered messages to a port with the library's defaults (bounded: a full one makes
+// them wait); a writer thread pushes bytes through a pipe the loop reads with an fd source; a
+// repeating timer schedules one-shot timers; every port message marks a layer, so commits run at
+// BeforeWaiting; another thread creates and tears down short-lived loops (port, timer,
+// autoreleased objects) all along.
 // At the end it drains, then checks: every message arrived once and in order per producer,
 // every byte was read, every one-shot timer fired once, RSS grew ≤ 5 % from the end of the
 // warm-up, and the process has the descriptors and threads it started with. Exit status 0 only
@@ -49,7 +50,8 @@ pipeline.asCurrent {
     var outOfOrder = 0
     let port: LoopPortSource
     do {
-        port = try LoopPortSource(label: "soak-port", capacity: 256, messagesPerPass: 32, onOwnerThreadOf: loop) { message in
+        // The library's defaults (issue 28: a soak sets no capacity of its own).
+        port = try LoopPortSource(label: "soak-port", onOwnerThreadOf: loop) { message in
             guard case .bytes(let bytes) = message, bytes.count == 9 else { outOfOrder += 1; return }
             let producer = Int(bytes[0])
             let number = bytes[1...].reduce(0) { $0 << 8 | Int($1) }

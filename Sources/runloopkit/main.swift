@@ -25,7 +25,9 @@ let usage = """
       --list         list the scenarios with a one-line summary
       record         run one scenario and write its replay trace to FILE (format: Docs/Replay.md)
       replay         run one scenario again as FILE recorded it and print the first line
-                     where the two traces part (exit 1), or that they are identical
+                     where the two traces part (exit 1), or that they are identical. FILE
+                     must be a regular file of at most 64 MiB with lines of at most 64 KiB
+                     (LF or CRLF); anything else is refused with one line (exit 1)
       explain        print, for each callout of the trace FILE, the rule ids (Docs/Rules.md)
                      that placed it and what it waited for
       --help         show this text
@@ -104,10 +106,10 @@ case "replay":
         fail("unknown scenario '\(arguments[1])'; known: \(ScenarioCatalog.all.map(\.name).joined(separator: ", "))")
     }
     do {
-        let outcome = try scenario.replay(try ReplayTrace(contentsOfFile: arguments[2]))
-        for problem in outcome.result.replayProblems { print("replay problem: \(problem)") }
+        let outcome = try scenario.replay(try TraceFileInput.read(arguments[2]))
+        for problem in outcome.result.replayProblems { print("replay problem: \(TraceFileInput.shortened("\(problem)"))") }
         if let divergence = outcome.divergence {
-            print("\(scenario.name) departs from \(arguments[2]): \(divergence)")
+            print("\(scenario.name) departs from \(arguments[2]): \(TraceFileInput.describe(divergence))")
             exit(1)
         }
         print("\(scenario.name) replays \(arguments[2]) identically")
@@ -120,7 +122,7 @@ case "replay":
 case "explain":
     guard arguments.count == 2 else { fail("explain takes one trace file, got \(arguments.count - 1) arguments") }
     do {
-        print(TraceExplainer.text(try ReplayTrace(contentsOfFile: arguments[1])), terminator: "")
+        print(TraceExplainer.text(try TraceFileInput.read(arguments[1])), terminator: "")
     } catch {
         var stderr = StandardError()
         print("runloopkit: \(error)", to: &stderr)

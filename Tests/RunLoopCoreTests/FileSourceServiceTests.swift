@@ -46,21 +46,24 @@ struct FileSourceServiceTests {
         #expect(seen.all == ["[writable]", "[readable, writable]"])
     }
 
-    @Test("a peer's shutdown reports hangUp, distinct from readable; an interest change on a closed fd throws")
+    @Test("a peer's shutdown reports readClosed, its close hangUp, each distinct from readable; an interest change on a closed fd throws")
     func hangUpIsItsOwnEvent() throws {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         let (a, b) = socketPair()
         defer { close(a) }
         let seen = Trace()
-        let source = LoopFileSource(fd: a, events: [], label: "idle") { events in seen.add("\(events)") }
+        let source = LoopFileSource(fd: a, events: [.readClosed], label: "idle") { events in seen.add("\(events)") }
         loop.add(source, mode: .default)
         loop.run(mode: .default, timeout: 0)
         #expect(seen.all.isEmpty)
         #expect(shutdown(b, Int32(SHUT_WR)) == 0)
         loop.run(mode: .default, timeout: 0)
-        #expect(seen.all == ["[hangUp]"], "with no interest only the hang-up is reported")
+        #expect(seen.all == ["[readClosed]"], "the peer's end of sending, not a hang-up (S9)")
+        try source.setInterest([])
         close(b)
+        loop.run(mode: .default, timeout: 0)
+        #expect(seen.all == ["[readClosed]", "[hangUp]"], "with no interest only the hang-up is reported")
 
         loop.remove(source, mode: .default)
         let other = LoopFileSource(fd: 1_000_000, events: .readable, label: "bogus") { _ in }

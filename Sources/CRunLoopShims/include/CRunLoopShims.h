@@ -23,17 +23,17 @@ int rlk_eventfd_read(int fd, uint64_t *value);
 
 /// epoll_create1(EPOLL_CLOEXEC).
 int rlk_epoll_create(void);
-/// Registers `fd` for the given readiness (bit 0: readable; bit 1: writable) with `token` as the
-/// event's data; `edge` selects EPOLLET. Hang-up (EPOLLHUP, EPOLLRDHUP: the peer's shutdown) and
-/// error are always reported. Returns 0 or -1.
+/// Registers `fd` for the given readiness (bit 0: readable; bit 1: writable; bit 4: the peer
+/// shut down its writing side, EPOLLRDHUP) with `token` as the event's data; `edge` selects
+/// EPOLLET. Hang-up (EPOLLHUP) and error (EPOLLERR) are always reported. Returns 0 or -1.
 int rlk_epoll_add(int epfd, int fd, uint32_t interest, uint64_t token, int edge);
 /// Changes the interest of an already registered fd.
 int rlk_epoll_modify(int epfd, int fd, uint32_t interest, uint64_t token, int edge);
 /// Unregisters `fd`; returns 0 or -1.
 int rlk_epoll_remove(int epfd, int fd);
 /// Waits up to `timeout_ms` (-1 = forever) for at most `max` events; fills `tokens` and
-/// `ready` (bit 0 readable, bit 1 writable, bit 2 hang-up, bit 3 error). EINTR is retried with the
-/// remaining time. Returns the number of events, or -1.
+/// `ready` (bit 0 readable, bit 1 writable, bit 2 hang-up, bit 3 error, bit 4 read side closed by
+/// the peer). EINTR is retried with the remaining time. Returns the number of events, or -1.
 int rlk_epoll_wait(int epfd, uint64_t *tokens, uint32_t *ready, int max, int timeout_ms);
 /// Like rlk_epoll_wait with a nanosecond timeout (negative = forever), via epoll_pwait2 when
 /// available and a rounded-up millisecond timeout otherwise.

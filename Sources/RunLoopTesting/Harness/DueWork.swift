@@ -47,12 +47,16 @@ enum DueWork {
         var request = pollfd(fd: source.fd, events: 0, revents: 0)
         if interest.contains(.readable) { request.events |= Int16(POLLIN) }
         if interest.contains(.writable) { request.events |= Int16(POLLOUT) }
+        // POLLRDHUP (Linux, 0x2000; Glibc's module leaves it out): the peer's end of sending.
+        let readHangUp: Int16 = 0x2000
+        if interest.contains(.readClosed) { request.events |= readHangUp }
         guard case .success(let count) = valueOrErrno("poll", { poll(&request, 1, 0) }), count > 0 else { return [] }
         var ready: LoopFileSource.Events = []
         if request.revents & Int16(POLLIN) != 0 { ready.insert(.readable) }
         if request.revents & Int16(POLLOUT) != 0 { ready.insert(.writable) }
         if request.revents & Int16(POLLHUP) != 0 { ready.insert(.hangUp) }
         if request.revents & Int16(POLLERR) != 0 { ready.insert(.error) }
+        if request.revents & readHangUp != 0 { ready.insert(.readClosed) }
         return ready
     }
 }
