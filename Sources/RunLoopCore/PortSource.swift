@@ -26,10 +26,7 @@ import Musl
 /// loop.add(port, mode: .default)
 /// try port.send([1, 2, 3])      // from any thread
 /// ```
-public final class LoopPortSource: @unchecked Sendable {
-    // Sendable: the queue, the waiters and validity are guarded by `core.lock`; `handler` (a
-    // `sending` closure) is only called on the thread of the one loop it is bound to.
-    /// A message: raw bytes or any sendable value.
+public final class LoopPortSource: Sendable {
     public enum Message: Sendable {
         case bytes([UInt8])
         case value(any Sendable)
@@ -73,19 +70,22 @@ public final class LoopPortSource: @unchecked Sendable {
     public let capacity: Int
     /// The most messages the loop hands to the handler in one pass (CF: one); see the init.
     public let messagesPerPass: Int
-    let handler: (Message) -> Void
+    /// `sending`, not `Sendable`: only the thread of the one loop the port is bound to calls it
+    /// (`ItemCore.boundLoop`), never two threads at once; hence `nonisolated(unsafe)`.
+    nonisolated(unsafe) let handler: (Message) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
     /// Readable exactly while `queue` holds undelivered messages.
     let fd: Int32
-    private var queue: [Message] = []
-    private var head = 0
+    /// `nonisolated(unsafe)`, as every `var` here: only with `core.lock` held.
+    private nonisolated(unsafe) var queue: [Message] = []
+    private nonisolated(unsafe) var head = 0
     /// The write that makes `fd` readable failed (reported): the next send writes again.
-    private var signalFailed = false
+    private nonisolated(unsafe) var signalFailed = false
     /// Senders blocked in `send(_:waitingUpTo:)` wait on it for room or invalidation.
     private let roomChanged = PThreadCondition()
     /// Tasks waiting in `sendWhenRoom`, resumed in arrival order as room appears.
-    private var roomWaiters: [(id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
-    private var nextWaiterID: UInt64 = 0
+    private nonisolated(unsafe) var roomWaiters: [(id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    private nonisolated(unsafe) var nextWaiterID: UInt64 = 0
 
     /// - Parameters:
     ///   - order: ports ready in the same wait are not ordered by it (one port per pass, L-c);
@@ -276,9 +276,7 @@ public final class LoopPortSource: @unchecked Sendable {
 /// }
 /// loop.add(reader, mode: .default)
 /// ```
-public final class LoopFileSource: @unchecked Sendable {
-    // Sendable: `interestBits` and validity are guarded by `core.lock`; `handler` (a `sending`
-    // closure) is only called on the thread of the one loop it is bound to.
+public final class LoopFileSource: Sendable {
 
     /// Readiness kinds. ``readable``, ``writable`` and ``readClosed`` are interests, reported
     /// only while asked for; ``hangUp`` and ``error`` are always reported when they happen.
@@ -318,10 +316,12 @@ public final class LoopFileSource: @unchecked Sendable {
     /// `core.lock`. The pass hands a callout `ready & (interestBitsNow | hangUp | error)`, so the
     /// asked-for kinds pass only while asked for. (Beside `fd`, so the two share 8 bytes: a
     /// service holds one source per connection.)
-    private var interestBits: UInt32
+    private nonisolated(unsafe) var interestBits: UInt32
     public let order: Int
     public let label: String
-    let handler: (Events) -> Void
+    /// `sending`, not `Sendable`: only the thread of the one loop the source is bound to calls
+    /// it, never two threads at once; hence `nonisolated(unsafe)`.
+    nonisolated(unsafe) let handler: (Events) -> Void
     let core = ItemCore(allowsSeveralLoops: false)
 
     /// A source watching `fd`, level-triggered: the handler runs on every pass in which the
