@@ -38,7 +38,7 @@ public struct LoopEvent: Sendable {
         case signal
         /// `LoopPortSource.send` to a port in this loop; the bytes, or nil for a value message.
         case send(bytes: [UInt8]?)
-        /// `Loop.wakeUp()` (W3).
+        /// `Loop.wakeUp()` (W3: it counts unless the run ignores wake-ups).
         case wakeUp
     }
 

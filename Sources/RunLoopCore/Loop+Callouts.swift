@@ -97,7 +97,7 @@ extension Loop {
     @inline(never)
     func __RLK_IS_SERVICING_THE_MAIN_DISPATCH_QUEUE__() { rlk_dispatch_main_queue_drain() }
 
-    // MARK: Observers (O4, O5)
+    // MARK: Observers: each activity's observers, called from the run's snapshot (O4, O5)
 
     /// Notifies `activity` (a single bit): calls the valid, non-firing observers of it from the
     /// run's snapshot, in order, when the mode holds any. O3: an activity that an observer of
@@ -194,7 +194,7 @@ extension Loop {
         }
     }
 
-    // MARK: Sources0 (S2, S4)
+    // MARK: Sources0: the signalled ones, in order; any perform counts as handled (S2, S4)
 
     /// Performs the signalled sources in (order, signal stamp) order; with `stopAfterHandle`
     /// only the first. Returns whether any was performed — ORed as Darwin's CF-1153 does, not the Linux CF's
@@ -223,7 +223,7 @@ extension Loop {
                 return true
             }
             guard performed else { continue }
-            handled = true  // S4: OR, never reset
+            handled = true  // S4: one performed source makes the pass handled; never reset
             if stopAfterHandle { break }
         }
         frame.scratch.pointee.sources.truncate(to: 0)
@@ -296,7 +296,7 @@ extension Loop {
         callOut(.fileSource, file.label, state.mode) { __RLK_IS_CALLING_OUT_TO_AN_FD_SOURCE__(file, events) }
     }
 
-    // MARK: Timers (T4, T5)
+    // MARK: Timers: every due timer in one pass, each re-armed on its grid (T4, T5)
 
     /// Fires every valid, non-firing timer due at `now`, in fire-date order (T4). `known` is
     /// a clock reading the pass has just taken to find a timer due, used instead of reading

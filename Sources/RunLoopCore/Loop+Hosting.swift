@@ -74,7 +74,7 @@ extension Loop {
         case .stopped(let held):
             return HostedRun(endedWith: endRun(run, previous: previous, .stopped, held), loop: self)
         case .ready(let firstBlocks):
-            run.settings.pointee.deadline = WaitDeadline(timeout: run.settings.pointee.timeout, on: self)   // L2
+            run.settings.pointee.deadline = WaitDeadline(timeout: run.settings.pointee.timeout, on: self)   // L2: the run's deadline
             return HostedRun(run, previous: previous, firstBlocks: firstBlocks, loop: self)
         }
     }
@@ -186,7 +186,7 @@ public final class HostedRun {
         guard case .prepared(let handled, let poll, let asyncReady, false) = phase, !poll, let run else { return }
         loop.notify(.beforeWaiting, run)
         let held = loop.lock.lock()
-        held.loop.sleeping = true                                          // W4
+        held.loop.sleeping = true                                          // W4: isWaiting from here
         if held.loop.sleepWatchers > 0 { loop.sleepStarted.broadcast() }
         run.mode.syncTimerFD(held)   // T3: a timer moved meanwhile makes the descriptor readable
         held.unlock()
@@ -199,7 +199,7 @@ public final class HostedRun {
         loop.preconditionOnOwnerThread("HostedRun.hostDidWake()")
         guard case .prepared(_, _, _, true) = phase, let run else { return }
         let held = loop.lockAfterWait()
-        held.loop.sleeping = false                                         // W4
+        held.loop.sleeping = false                                         // W4: isWaiting is false again
         held.unlock()
         if loop.hasSink { loop.emit(.wake, "", run.mode.mode) }
         loop.notify(.afterWaiting, run)

@@ -40,7 +40,7 @@ struct Handled {
 
 /// What the wait of a pass may do, decided in the critical section before it.
 struct WaitPlan {
-    /// L-a: a polling wait.
+    /// L-a: a polling wait (a zero timeout, no BeforeWaiting or AfterWaiting).
     let poll: Bool
     /// Nothing in the mode's wait set can be ready (see `isQuiet`): a poll, or a virtual wait,
     /// needs no system call.
@@ -95,14 +95,14 @@ extension Loop {
     @inline(never)
     private func waitInKernel(_ run: RunContext, _ plan: WaitPlan, _ held: consuming LoopLock.Held) -> UnderLock<Cause> {
         let poll = plan.poll
-        held.loop.sleeping = true                                     // W4
+        held.loop.sleeping = true                                     // W4: isWaiting from here
         if held.loop.sleepWatchers > 0 { sleepStarted.broadcast() }   // see `waitUntilWaiting`
         run.mode.syncTimerFD(held)   // T3: from now on `rearm` writes it as it changes
         held.unlock()
         if !poll && hasSink { emit(.sleep, "", run.mode.mode) }
         let woke = wait(run, plan)
         let after = woke.held
-        after.loop.sleeping = false                                   // W4
+        after.loop.sleeping = false                                   // W4: isWaiting is false again
         after[run.frame].ignoresWakeUps = true
         guard !poll && (hasSink || run.mode.liveObserverMask.load(ordering: .relaxed)
                             & Loop.Activity.afterWaiting.rawValue != 0) else {

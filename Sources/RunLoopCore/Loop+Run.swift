@@ -145,7 +145,7 @@ extension Loop {
     /// R5.1 (rest) to R5.7: the run between its push and its pop.
     private func runPushed(_ run: RunContext, _ held: consuming LoopLock.Held) -> Loop.RunResult {
         let previous = beginRun(run, held)
-        let passes = runPasses(run, enterRun(run, held))          // R5.3, L0, L1; R5.4
+        let passes = runPasses(run, enterRun(run, held))          // Entry, a stop before the first pass, L1; the passes
         return endRun(run, previous: previous, passes.value, passes.held)
     }
 
@@ -159,7 +159,7 @@ extension Loop {
         held.loop.runSerial &+= 1
         held[run.frame].serial = held.loop.runSerial
         run.settings.pointee.serial = held.loop.runSerial
-        let previous = held.loop.runningMode                     // R5.2: the run's mode
+        let previous = held.loop.runningMode                     // R5.2: the loop's current mode becomes the run's
         held.loop.runningMode = Unmanaged.passUnretained(run.mode)
         // O4: the run's observer snapshot (the frame holds none: the run that used it last
         // dropped it).
@@ -210,7 +210,7 @@ extension Loop {
         // L0: a stop issued before the first pass (from an Entry observer, or a sticky
         // stop(mode:), W2) ends the run at once.
         if takeStop(run, held) { return .stopped(held) }
-        run.settings.pointee.asyncPort = asyncPortForRun(run, held)      // L1
+        run.settings.pointee.asyncPort = asyncPortForRun(run, held)      // L1: does this run service the async queue
         let firstBlocks = detachFirstBlocksEarly(run, held)
         held.unlock()
         return .ready(firstBlocks: firstBlocks)
@@ -226,18 +226,18 @@ extension Loop {
         case .stopped(let held): return UnderLock(held: held, value: .stopped)
         case .ready(let blocks): firstBlocks = blocks
         }
-        run.settings.pointee.deadline = WaitDeadline(timeout: run.settings.pointee.timeout, on: self)   // L2
+        run.settings.pointee.deadline = WaitDeadline(timeout: run.settings.pointee.timeout, on: self)   // L2: the run's deadline
         var didDispatchAsyncLastPass = true
         while true {
-            let top = beginPass(run, &firstBlocks)                                // L3 … S2, B3
+            let top = beginPass(run, &firstBlocks)                                // the top of the pass: BT, BS, blocks, sources0
             let cause = waitForCause(run, poll: top.poll, asyncFastPath: !didDispatchAsyncLastPass)
             // A wait set that failed ends the run (reported by the wait).
             if case .failed = cause.value.live { return UnderLock(held: cause.held, value: .finished) }
-            let handling = handle(cause.value, run, cause.held)                    // L-c, B3
+            let handling = handle(cause.value, run, cause.held)                    // the one cause of the wake (L-c), blocks
             let handled = handling.value
             let held = handling.held
             didDispatchAsyncLastPass = handled.dispatchedAsync
-            if let result = exitCheck(run, handled: top.handled || handled.handled, held) {  // L-e, L-f
+            if let result = exitCheck(run, handled: top.handled || handled.handled, held) {  // the exit checks, in CF's order (L-e)
                 return UnderLock(held: held, value: result)
             }
             // W3: wake-ups count again from the top of the next pass. Cleared in this critical

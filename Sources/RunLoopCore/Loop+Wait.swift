@@ -109,7 +109,7 @@ extension Loop {
                     if let due = finishWaitIfTimerDue(run) { return due }
                     if isMainLoop, let port = run.asyncPort {
                         owned.mainQueueMayBeReady = false   // a poke after this read reaches the watch
-                        _ = drainCounter(port, "the main queue's descriptor")  // X1: acknowledge libdispatch's poke
+                        _ = drainCounter(port, "the main queue's descriptor")  // X1: read libdispatch's eventfd, acknowledging its poke of the main queue
                     }
                     return finishWait(.async)
                 default:
@@ -136,7 +136,7 @@ extension Loop {
                 virtualClock.advance(toNanoseconds: target)
                 return finishWaitCheckingTimer(run, otherwise: .none)
             }
-            if run.deadline.isReached(on: self) { return finishWait(.none) }  // the run's timeout (X5)
+            if run.deadline.isReached(on: self) { return finishWait(.none) }  // the run's timeout has passed (X5: the waiter's own timeout)
             // woke early (EINTR, rounding, the lost-wake-up check's bound): wait for the rest
         }
     }

@@ -239,7 +239,7 @@ public final class Loop: Sendable {
         return last
     }
 
-    // MARK: Stop (W1, W2)
+    // MARK: Stop: a run now, or a mode's next run (W1, W2)
 
     /// Stops the innermost run (W1); a no-op when the loop is not running. Any thread.
     ///
@@ -268,7 +268,7 @@ public final class Loop: Sendable {
         if known { wakeUp() }
     }
 
-    // MARK: Waiting (W4)
+    // MARK: Waiting: isWaiting, and waiting for it (W4)
 
     /// True while the loop is in its wait (after BW, before AW), including a polling wait (W4).
     public var isWaiting: Bool { lock.withLock { $0.loop.sleeping } }
@@ -311,7 +311,7 @@ public final class Loop: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    // MARK: Teardown (W6)
+    // MARK: Teardown: at thread exit or tearDown() (W6)
 
     /// Closes every descriptor and marks the loop torn down.
     func closeDescriptors(_ held: borrowing LoopLock.Held) {

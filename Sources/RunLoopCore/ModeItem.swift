@@ -31,7 +31,7 @@ extension LoopObserver: ModeItem {
     func insert(into state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) -> SystemCallError? {
         held[state].value.insertSorted(self)
         state.observersChanged(held)
-        state.observerMask.bitwiseOr(activities.rawValue, ordering: .relaxed)  // O3
+        state.observerMask.bitwiseOr(activities.rawValue, ordering: .relaxed)  // O3: the sink hears every activity ever observed
         state.liveObserverMask.bitwiseOr(activities.rawValue, ordering: .relaxed)
         return nil
     }

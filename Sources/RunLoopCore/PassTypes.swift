@@ -82,7 +82,7 @@ struct RunContext {
     var returnAfterSourceHandled: Bool { @inline(__always) get { settings.pointee.returnAfterSourceHandled } }
     /// L1: the async queue's descriptor when this run services the queue.
     var asyncPort: Descriptor? { @inline(__always) get { settings.pointee.asyncPort } }
-    /// L2.
+    /// L2: when the run's waits end, from its timeout.
     var deadline: WaitDeadline { @inline(__always) get { settings.pointee.deadline } }
     /// The run's serial (`RunControl.serial`), which the wait compares with a wake-up's.
     var serial: UInt64 { @inline(__always) get { settings.pointee.serial } }
@@ -93,7 +93,7 @@ struct RunSettings {
     /// As given to `run`.
     var timeout = RunTimeout.poll
     var returnAfterSourceHandled = false
-    /// L1.
+    /// L1: the async queue's descriptor when this run services the queue.
     var asyncPort: Descriptor?
     /// L2: set from `timeout` when the passes begin.
     var deadline = WaitDeadline.poll

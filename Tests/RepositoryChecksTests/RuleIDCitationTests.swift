@@ -120,3 +120,77 @@ struct RuleIDCitationTests {
         #expect(c.map { RuleIDs.citations(in: $0) } == [["D9"], ["E9"]])
     }
 }
+
+/// Issue 27, item 4: a comment in the library that cites a rule id also says, in plain words,
+/// what the rule states, so it reads without Docs/Rules.md open ("L-g: CF keeps a stale wake-up
+/// and runs one more pass", not "L-g"). The check is a floor, not a judge: a comment (a block of
+/// `//` lines, or a trailing comment) that cites an id must have at least three words of its own.
+@Suite("RepositoryChecks: rule ids in comments")
+struct RuleIDCommentTests {
+    static let minimumWords = 3
+
+    /// The comments of `source`: each block of consecutive comment lines, and each trailing
+    /// comment, with the line it starts on.
+    static func comments(of source: String) -> [(line: Int, text: String)] {
+        var result: [(line: Int, text: String)] = []
+        var block: [String] = []
+        var blockStart = 0
+        let lines = source.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for (index, line) in lines.enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("//") {
+                if block.isEmpty { blockStart = index + 1 }
+                block.append(String(trimmed.drop { $0 == "/" }))
+                continue
+            }
+            if !block.isEmpty {
+                result.append((blockStart, block.joined(separator: " ")))
+                block = []
+            }
+            // A trailing comment: after code, outside a string literal (no quote after it).
+            if let range = line.range(of: " // "), !line[range.upperBound...].contains("\"") {
+                result.append((index + 1, String(line[range.upperBound...])))
+            }
+        }
+        if !block.isEmpty { result.append((blockStart, block.joined(separator: " "))) }
+        return result
+    }
+
+    /// Words of two or more letters in `text` that are not rule ids.
+    static func ownWords(_ text: String) -> Int {
+        let ids = Set(RuleIDs.citations(in: text))
+        return text.split { !$0.isLetter && $0 != "'" && $0 != "-" }
+            .filter { $0.count > 1 && !ids.contains(String($0)) }.count
+    }
+
+    @Test("Every comment in Sources that cites a rule id says in plain words what it states")
+    func citingCommentsExplain() throws {
+        var terse: [String] = []
+        for path in RepositoryText.files() where path.hasPrefix("Sources/") && path.hasSuffix(".swift") {
+            let source = try String(contentsOf: RepositoryText.root.appendingPathComponent(path), encoding: .utf8)
+            for comment in Self.comments(of: source) where !RuleIDs.citations(in: comment.text).isEmpty {
+                if Self.ownWords(comment.text) < Self.minimumWords {
+                    terse.append("\(path):\(comment.line): \(comment.text.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+        }
+        #expect(terse.isEmpty, """
+            \(terse.count) comment(s) cite a rule id without saying what it states (add a few words: \
+            "W4: isWaiting from here", not "W4"):
+            \(terse.joined(separator: "\n"))
+            """)
+    }
+
+    @Test("The comment check counts a bare id as terse and a short explanation as enough")
+    func checkSelfTest() {
+        let source = """
+            let a = 1 // W4
+            let b = 2 // W4: isWaiting from here
+            // L-g
+            // and nothing more
+            let s = "x // L3"
+            """
+        let found = Self.comments(of: source).filter { !RuleIDs.citations(in: $0.text).isEmpty }
+        #expect(found.map { Self.ownWords($0.text) >= Self.minimumWords } == [false, true, true])
+    }
+}

@@ -29,7 +29,7 @@ public struct LoopStepPlacement: Sendable, Equatable, CustomStringConvertible {
         self.sequence = sequence
     }
 
-    /// "timer(t1) in pass 3 — L-b: …".
+    /// The step, its pass and the rule that placed it, e.g. "timer(t1) in pass 3 — L-b: …".
     public var description: String { "\(step) in pass \(pass) — \(rule)" }
 
     /// The steps of `entries` that `selection` shows, each with its pass and rule.

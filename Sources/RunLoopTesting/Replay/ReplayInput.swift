@@ -8,11 +8,11 @@ import RunLoopKit
 public struct ReplayInput: Sendable, Equatable {
     /// What the input was.
     public enum Action: Sendable, Equatable {
-        /// A source0 was signalled (S1).
+        /// A source0 was signalled (S1: the first signal's stamp orders it).
         case signal(label: String)
         /// A message was sent to a port source; `payload` identifies it (`bytes:` and hex).
         case send(label: String, payload: String)
-        /// `wakeUp()` was called (W3).
+        /// `wakeUp()` was called (W3: it counts unless the run ignores wake-ups).
         case wakeUp
         /// A file source's descriptor was made ready (`events` as `LoopFileSource.Events` bits).
         case fileReady(label: String, events: UInt32)
