@@ -163,11 +163,12 @@ package final class WakeUpStress: Sendable {
     }
 
     /// Spins until the loop starts the pass after the one the last item ran in, for at most
-    /// about 20,000 spins (an item run at the top of a pass is followed by a sleep, not a pass).
+    /// about 2,000 spins, a microsecond or two (an item run at the top of a pass is followed by a
+    /// sleep, not a pass, and a longer spin would only slow the run).
     private func waitForPassBoundary(of loop: Loop) {
         let passes = ranInPass.load(ordering: .relaxed)
         var spins = 0
-        while loop.passCount == passes && spins < 20_000 { spins = opaqueIncrement(spins) }
+        while loop.passCount == passes && spins < 2_000 { spins = opaqueIncrement(spins) }
     }
 
     /// Every 20 ms: an item handed over and not run for `stallBound` is a stall, recorded with
