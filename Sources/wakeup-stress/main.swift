@@ -3,7 +3,7 @@ import LoopStress
 import Glibc
 #endif
 
-// wakeup-stress [seconds-per-path] [hops-per-path]
+// wakeup-stress [seconds-per-path] [hops-per-path] [path name filter]
 //
 // Runs the lost-wake-up stress (LoopStress's `WakeUpStress`) on every enqueue path: producers on
 // CPU 0 hand items one at a time to a loop on the last CPU that sleeps between them; an item
@@ -13,18 +13,19 @@ import Glibc
 
 let arguments = CommandLine.arguments.dropFirst()
 if arguments.contains("--help") || arguments.contains("-h") {
-    print("usage: wakeup-stress [seconds-per-path (default 5)] [hops-per-path (default unlimited)]")
+    print("usage: wakeup-stress [seconds-per-path (default 5)] [hops-per-path (default unlimited)] [only paths whose name contains this]")
     exit(0)
 }
 let values = Array(arguments)
-guard values.count <= 2, let seconds = values.first.map({ Double($0) }) ?? 5.0, seconds > 0,
-      let hops = values.count == 2 ? Int(values[1]) : Int.max, hops > 0 else {
-    print("wakeup-stress: expected [seconds > 0] [hops > 0], got \(values.joined(separator: " "))")
+guard values.count <= 3, let seconds = values.first.map({ Double($0) }) ?? 5.0, seconds > 0,
+      let hops = values.count >= 2 ? Int(values[1]) : Int.max, hops > 0 else {
+    print("wakeup-stress: expected [seconds > 0] [hops > 0] [path filter], got \(values.joined(separator: " "))")
     exit(2)
 }
+let filter = values.count == 3 ? values[2] : ""
 
 var stalled = false
-for path in EnqueuePath.allCases {
+for path in EnqueuePath.allCases where filter.isEmpty || path.rawValue.contains(filter) {
     let report = await WakeUpStress.run(path, hops: hops, seconds: seconds, stallBound: .seconds(5))
     print(report.summary)
     for stall in report.stalls { print("  STALL \(stall)") }
