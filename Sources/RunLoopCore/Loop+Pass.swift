@@ -59,6 +59,12 @@ extension Loop {
     func beginPass(_ run: RunContext, _ firstBlocks: inout EarlyBlocks) -> PassTop {
         _ = passCounter.wrappingAdd(1, ordering: .relaxed)
         refreshInstrumentation()
+        #if RLK_MUTANT_ISSUE_26
+        // The defect of issue 26, put back for a mutant build (`-Xswiftc -DRLK_MUTANT_ISSUE_26`)
+        // that shows the lost-wake-up stress still finds it: the flag cleared here with a plain
+        // store, outside the lock, instead of in the previous pass's exit-check section.
+        run.frame.controlStorage.unshared.pointee.ignoresWakeUps = false
+        #endif
         dropStaleWakeUp(run)
         notify(.beforeTimers, run)
         notify(.beforeSources, run)

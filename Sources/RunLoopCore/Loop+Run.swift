@@ -244,7 +244,9 @@ extension Loop {
             // section, not after it: a producer that queued work while the flag was set (so
             // wrote nothing) did so before this section, and the next pass looks at the
             // queues after it, so it finds that work (issue 26).
+            #if !RLK_MUTANT_ISSUE_26
             held[run.frame].ignoresWakeUps = false
+            #endif
             held.unlock()
         }
     }

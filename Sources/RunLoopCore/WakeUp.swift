@@ -234,7 +234,11 @@ extension Loop {
 extension Loop {
     /// Debug builds: the longest a wait sleeps before it looks for announced work that is
     /// waiting (`LostWakeUpCheck`). Tests shorten it.
-    package nonisolated(unsafe) static var lostWakeUpBound: Duration = .seconds(1)
+    package static var lostWakeUpBound: Duration {
+        get { .nanoseconds(lostWakeUpBoundNanoseconds.load(ordering: .relaxed)) }
+        set { lostWakeUpBoundNanoseconds.store(Int64(Nanoseconds.from(newValue)), ordering: .relaxed) }
+    }
+    private static let lostWakeUpBoundNanoseconds = Atomic<Int64>(1_000_000_000)
 
     /// Announced work waiting while the run sleeps: a Swift Concurrency job for this mode,
     /// async work this run services, or a stop of this run. Each of these always comes with a

@@ -93,3 +93,32 @@ private final class Counter: Sendable {
     private let count = Locked(0)
     func next() -> Int { count.withLock { $0 += 1; return $0 } }
 }
+
+/// Issue 26, item 4: the debug-build detector. A wake-up is lost on purpose (the sleeping run is
+/// made to ignore wake-ups, so the job's enqueue writes none); the wait wakes at the bound,
+/// finds the job, reports `loop.lost-wake-up` with the wake-up state, and runs it.
+@Suite("Lost wake-up detector", .serialized)
+struct LostWakeUpDetectorTests {
+    @Test("a job the loop slept through is reported with the wake-up state, and then runs")
+    func reportsAndRecovers() {
+        #if DEBUG
+        let recorder = DiagnosticsRecorder(capturing: [.lostWakeUp])
+        defer { recorder.stop() }
+        let previousBound = Loop.lostWakeUpBound
+        Loop.lostWakeUpBound = .milliseconds(50)
+        defer { Loop.lostWakeUpBound = previousBound }
+        let worker = LoopThread(name: "detector")
+        defer { worker.stop() }
+        #expect(worker.loop.waitUntilWaiting(timeout: .seconds(10)))
+        // The defect, simulated: the sleeping run ignores wake-ups, so the job writes none.
+        worker.loop.lock.withLock { $0[$0.loop.innermostFrame].ignoresWakeUps = true }
+        let ran = Flag()
+        Task(executorPreference: worker.loop) { ran.set() }
+        ran.wait("the job the loop slept through never ran", limit: .seconds(10))
+        let reports = recorder.diagnostics(withID: .lostWakeUp)
+        #expect(reports.count == 1)
+        #expect(reports.first?.message.contains("a Swift Concurrency job") == true)
+        #expect(reports.first?.message.contains("jobs=1") == true)
+        #endif
+    }
+}
