@@ -2,8 +2,10 @@
 # Instructions per loop pass with callgrind (load-independent): a release driver makes N passes
 # on a loop of a thread of its own (not Loop.main), with 0, 2 and 8 observers for every
 # activity; a pass is a `perform` plus `run(mode: .default, timeout: 0)` ("polling pass +
-# 1 callout"), or a repeating timer due on every pass ("due timer fires"). Instructions per pass
-# are the difference of an 11,000- and a 1,000-pass run divided by 10,000.
+# 1 callout": a whole run of one pass), a repeating timer due on every pass ("due timer fires",
+# a run each too), or one pass of a single long run whose source0 signals itself again ("a pass
+# within a run": a run's own setup and Exit are not in it). Instructions per pass are the
+# difference of an 11,000- and a 1,000-pass run divided by 10,000.
 #   Benchmarks/Scripts/loop-pass-callgrind.sh [--keep DIR]
 # With --keep, the driver and the callgrind outputs (cg.<work>.<hooks>.<passes>) stay in DIR,
 # for `callgrind_annotate`.
@@ -48,6 +50,19 @@ nonisolated func makePasses() {
             loop.perform(inMode: .default, label: "bench") { calloutCount &+= 1 }
             loop.run(mode: .default, timeout: 0)
         }
+    case "chain":
+        let target = passes
+        nonisolated(unsafe) var again: LoopSource? = nil
+        let source = LoopSource(label: "bench") {
+            calloutCount &+= 1
+            if calloutCount == target { loop.stop() } else { again?.signal() }
+        }
+        again = source
+        loop.add(source, mode: .default)
+        source.signal()
+        loop.run(mode: .default, timeout: 3600)
+        loop.remove(source, mode: .default)
+        again = nil
     default:
         let timer = try! LoopTimer(fireAt: loop.clock.now, interval: 1e-9, label: "bench") { _ in
             calloutCount &+= 1
@@ -81,7 +96,7 @@ count() {
   valgrind --tool=callgrind --callgrind-out-file="$work/cg.$1.$2.$3" "$driver" "$@" 2> "$work/err" > /dev/null
   grep -o 'Collected : [0-9]*' "$work/err" | grep -o '[0-9]*$'
 }
-for run in "poll 0" "poll 2" "poll 8" "timer 0" "timer 2"; do
+for run in "poll 0" "poll 2" "poll 8" "timer 0" "timer 2" "chain 0" "chain 2"; do
   set -- $run
   short="$(count "$1" "$2" 1000)"
   long="$(count "$1" "$2" 11000)"

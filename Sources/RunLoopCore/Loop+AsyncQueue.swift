@@ -114,6 +114,7 @@ extension Loop {
     }
 
     /// R4a's analogue for other loops: a common mode, not inside this loop's drain.
+    @inline(__always)
     func asyncClauseActive(_ state: ModeState, _ held: borrowing LoopLock.Held) -> Bool {
         !isMainLoop && held.loop.asyncFD != nil && held.loop.insideAsyncDrain == 0 && held[state].isCommon
     }

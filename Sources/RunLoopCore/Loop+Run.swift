@@ -90,6 +90,12 @@ extension Loop {
     /// R4, CF's `__CFRunLoopModeIsEmpty`: a mode without sources, timers, blocks for it or (R4a)
     /// async work it would service. Observers do not count.
     func isEmpty(_ state: ModeState, _ held: borrowing LoopLock.Held) -> Bool {
+        isEmptyInPass(state, held)
+    }
+
+    /// `isEmpty`, inlined into the pass's exit checks (L-f), which make it on every pass.
+    @inline(__always)
+    private func isEmptyInPass(_ state: ModeState, _ held: borrowing LoopLock.Held) -> Bool {
         // A mode whose wait set failed counts as empty, so its runs end (see `waitFailed`).
         if held[state].waitFailed { return true }
         // R4a: on the main loop, the main queue keeps a common mode non-empty; on any other
@@ -259,7 +265,7 @@ extension Loop {
         if handled && run.returnAfterSourceHandled { return .handledSource }
         if run.deadline.isReached(on: self) { return .timedOut }
         if takeStop(run, held) { return .stopped }
-        if isEmpty(run.mode, held) { return .finished }
+        if isEmptyInPass(run.mode, held) { return .finished }
         return nil
     }
 
