@@ -139,14 +139,14 @@ public final class CommitPipeline {
         // and no closure call on the mark path.
         queue = PhasedQueue(
             phases: [
-                // Live depth: a layer may have moved between its mark and the commit.
+                // Live depth: a layer may have moved between its mark and the commit. The ranks
+                // borrow the layer (+0): a queued layer is kept alive by `queuedLayers`.
                 .init("layout", reentrancy: .nextRound(maxRounds: maxLayoutRounds),
                       order: .rank { ref in ref.raw._withUnsafeGuaranteedRef { $0.depth } }),
                 .init("display", reentrancy: .nextDrain,
                       order: .rank { ref in ref.raw._withUnsafeGuaranteedRef { $0.treeOrderRank } }),
             ])
     }
-
 
     /// The default sink, when it is still installed.
     public var frameLog: FrameLog? { sink as? FrameLog }
