@@ -42,14 +42,14 @@ extension CommitPipeline {
     /// one, carries the work).
     public func flush() {
         if state.phase != .idle {
-            if state.needsCommit || !state.scopes.isEmpty { reportReentrantCommit(reason: .flush) }
+            if commitNeeded || !state.scopes.isEmpty { reportReentrantCommit(reason: .flush) }
             return
         }
         if state.explicitDepth > 0 {
             state.flushRequested = true
             return
         }
-        if state.needsCommit { performCommit(reason: .flush) }
+        if commitNeeded { performCommit(reason: .flush) }
     }
 
     /// The value for `key` from the innermost open transaction that set it; nil if none did.

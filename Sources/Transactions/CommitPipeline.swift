@@ -109,7 +109,11 @@ public final class CommitPipeline {
 
     /// True when a commit would do something: an implicit transaction is open (a mark was made,
     /// or work was left for the next commit). Cheap: one stored Bool.
-    public var needsCommit: Bool { state.needsCommit }
+    public var needsCommit: Bool { commitNeeded }
+    /// `needsCommit`, kept beside `state` rather than in it, so the idle check is one load. Not
+    /// public, so the optimiser sees every access, finds none overlapping, and drops Swift's
+    /// run-time exclusivity check.
+    private(set) var commitNeeded = false
     /// The current commit step (`.idle` outside a commit).
     public var phase: Phase { state.phase }
     /// Number of commits so far (the last snapshot's `frameNumber`).
@@ -172,7 +176,7 @@ public final class CommitPipeline {
     /// pipeline.commitIfNeeded(reason: .beforeWaiting)
     /// ```
     public func commitIfNeeded(reason: CommitReason) {
-        guard state.needsCommit else { return }           // the idle path: one load, one branch
+        guard commitNeeded else { return }                // the idle path: one load, one branch
         guard state.explicitDepth == 0, state.phase == .idle else { return }
         performCommit(reason: reason)
     }
@@ -187,14 +191,14 @@ public final class CommitPipeline {
     /// ```
     @discardableResult
     public func flushIfTooLate() -> Bool {
-        guard state.needsCommit else { return false }
+        guard commitNeeded else { return false }
         return flushIfTooLate(now: clock.now)
     }
 
     /// `flushIfTooLate()` with the current time supplied by the caller.
     @discardableResult
     public func flushIfTooLate(now: LoopInstant) -> Bool {
-        guard state.needsCommit, state.explicitDepth == 0, state.phase == .idle,
+        guard commitNeeded, state.explicitDepth == 0, state.phase == .idle,
               let since = state.pendingSince else { return false }
         guard now >= since, since.duration(to: now) >= state.tooLateBudget else { return false }
         performCommit(reason: .tooLate)
@@ -293,7 +297,7 @@ public final class CommitPipeline {
 
     func openImplicit() {
         state.scopes.append(TransactionScope(isImplicit: true))
-        state.needsCommit = true
+        commitNeeded = true
         if state.pendingSince == nil, state.phase == .idle { state.pendingSince = clock.now }
     }
 
@@ -327,7 +331,7 @@ public final class CommitPipeline {
             let implicit = state.scopes.count == 1 ? state.scopes.removeLast() : state.scopes.removeFirst()
             retire(implicit)
         }
-        state.needsCommit = false
+        commitNeeded = false
         state.pendingSince = nil
         state.flushRequested = false
 
@@ -384,7 +388,7 @@ public final class CommitPipeline {
         state.phase = .idle
         let end = clock.now
         state.lastCommitTime = end
-        if state.needsCommit, state.pendingSince == nil { state.pendingSince = end }
+        if commitNeeded, state.pendingSince == nil { state.pendingSince = end }
     }
 
     /// Steps 4 to 6 of a commit. A function of its own so that the snapshot (and its share of
@@ -452,6 +456,7 @@ public final class CommitPipeline {
         // closure's capture, say) finds the pipeline already clean.
         var cleared = state.value
         cleared.clearForThreadExit(clock: clock)
+        commitNeeded = false
         _ = state.exchange(cleared)
     }
 }

@@ -9,7 +9,6 @@ struct PipelineState {
     var runLevel = 0
 
     // Where the pipeline is.
-    var needsCommit = false
     var phase: CommitPipeline.Phase = .idle
     var frameNumber: UInt64 = 0
     var pendingSince: LoopInstant?
@@ -67,7 +66,6 @@ struct PipelineState {
     mutating func clearForThreadExit(clock: any TransactionClock) {
         scopes = []
         explicitDepth = 0
-        needsCommit = false
         pendingSince = nil
         queuedLayers = []
         pendingCompletions = []
