@@ -327,7 +327,8 @@ public final class CommitPipeline {
         let startTime = clock.now
         state.wokeDuringThisCommit = false
         if hasImplicitTransaction {
-            // The implicit scope is at the bottom of the stack, usually alone: removeLast then.
+            // The implicit scope is at the bottom of the stack, usually alone; then `removeLast`
+            // takes it without `removeFirst`'s general range replacement.
             let implicit = state.scopes.count == 1 ? state.scopes.removeLast() : state.scopes.removeFirst()
             retire(implicit)
         }
@@ -375,8 +376,8 @@ public final class CommitPipeline {
         swap(&laidOut, &state.laidOutRecord)
         swap(&displayed, &state.displayedRecord)
         deliverSnapshot(reason: reason, laidOut: laidOut, displayed: displayed, deferred: deferred, startTime: startTime)
-        // The snapshot is gone unless the sink kept it: then the buffers are unique again, and
-        // emptying them keeps their memory for the next commit.
+        // Unless the sink kept the snapshot, the buffers are unique again and emptying them keeps
+        // their memory for the next commit (a buffer a kept snapshot shares is left to it).
         laidOut.removeAll(keepingCapacity: true)
         displayed.removeAll(keepingCapacity: true)
         swap(&laidOut, &state.spareLaidOutRecord)
