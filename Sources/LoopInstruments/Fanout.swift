@@ -36,7 +36,7 @@ public final class LoopCalloutInterceptorChain: LoopCalloutInterceptor {
     }
 
     public func didCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) {
-        // By index: `reversed()` on the existential array allocated a copy per callout.
+        // By index: `reversed()` on the existential array would allocate a copy per callout.
         var index = interceptors.count
         while index > 0 {
             index -= 1

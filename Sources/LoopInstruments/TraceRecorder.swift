@@ -14,15 +14,32 @@ import RunLoopCore
 /// loop.run(mode: .default, timeout: 0)
 /// print(recorder.text(.seed))                   // kCFRunLoopBeforeTimers … reloadData …
 /// ```
-public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
-    // Sendable: every mutable field below is guarded by `lock`.
-    private let lock = PThreadMutex()
-    private var buffer: RingBuffer<TraceEntry>
-    private var nextSequence: UInt64 = 0
-    private var clock: (any LoopClock)?
-    private var threads: [UInt: ThreadContext] = [:]
-    /// Bounded like the entries: the oldest inputs are overwritten once `capacity` is reached.
-    private var recordedInputs: RingBuffer<TraceInput>
+public final class TraceRecorder: LoopEventSink, Sendable {
+    /// Everything that changes, behind one lock.
+    private let state: Locked<State>
+
+    private struct State {
+        var buffer: RingBuffer<TraceEntry>
+        var nextSequence: UInt64 = 0
+        var clock: (any LoopClock)?
+        var threads: [UInt: ThreadContext] = [:]
+        /// Bounded like the entries: the oldest inputs are overwritten once `capacity` is reached.
+        var recordedInputs: RingBuffer<TraceInput>
+
+        /// The context of the thread `key`, numbered on first sight.
+        mutating func threadContext(_ key: UInt) -> ThreadContext {
+            if let context = threads[key] { return context }
+            let context = ThreadContext(number: threads.count + 1)
+            threads[key] = context
+            return context
+        }
+
+        mutating func append(_ kind: TraceEntry.Kind, label: String, context: ThreadContext, time: LoopInstant) {
+            buffer.append(TraceEntry(sequence: nextSequence, kind: kind, label: label, mode: context.mode,
+                                     pass: context.pass, time: time, thread: context.number))
+            nextSequence += 1
+        }
+    }
 
     /// What the recorder last saw on one thread, used to stamp entries the loop did not emit.
     private struct ThreadContext {
@@ -38,16 +55,15 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
     ///   - capacity: the most entries kept; older ones are overwritten.
     public init(clock: (any LoopClock)? = nil, capacity: Int = 100_000) {
         precondition(capacity > 0, "TraceRecorder capacity must be positive, got \(capacity)")
-        self.clock = clock
         self.capacity = capacity
-        self.buffer = RingBuffer(capacity: capacity)
-        self.recordedInputs = RingBuffer(capacity: capacity)
+        state = Locked(State(buffer: RingBuffer(capacity: capacity), clock: clock,
+                             recordedInputs: RingBuffer(capacity: capacity)))
     }
 
     /// Installs the recorder as `loop.eventSink` and adopts `loop.clock` if no clock was given.
     /// To combine it with other sinks use `LoopEventFanout`.
     public func attach(to loop: Loop) {
-        lock.withLock { if clock == nil { clock = loop.clock } }
+        state.withLock { if $0.clock == nil { $0.clock = loop.clock } }
         loop.eventSink = self
     }
 
@@ -72,7 +88,7 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
 
     /// Uses `clock` to stamp entries the loop did not emit.
     public func use(clock: any LoopClock) {
-        lock.withLock { self.clock = clock }
+        state.withLock { $0.clock = clock }
     }
 
     // MARK: LoopEventSink
@@ -98,18 +114,18 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
         case .runEnd(let result): kind = .runEnd(result)
         // Inputs come from any thread: kept apart, so entries and exports are unchanged.
         case .input:
-            lock.withLock { recordedInputs.append(TraceInput(after: Int(nextSequence), event: event)) }
+            state.withLock { $0.recordedInputs.append(TraceInput(after: Int($0.nextSequence), event: event)) }
             return
         }
         let key = currentThreadKey()
-        lock.withLock {
-            var context = threadContext(key)
+        state.withLock { state in
+            var context = state.threadContext(key)
             if context.pass != event.pass || context.mode != event.mode {
                 context.mode = event.mode
                 context.pass = event.pass
-                threads[key] = context
+                state.threads[key] = context
             }
-            append(kind, label: event.label, context: context, time: event.time)
+            state.append(kind, label: event.label, context: context, time: event.time)
         }
     }
 
@@ -143,46 +159,31 @@ public final class TraceRecorder: LoopEventSink, @unchecked Sendable {
 
     private func recordAt(_ kind: TraceEntry.Kind, label: String, time: LoopInstant?) {
         let key = currentThreadKey()
-        lock.withLock {
-            let context = threadContext(key)
-            let stamp = time ?? (clock ?? MonotonicClock.shared).now
-            append(kind, label: label, context: context, time: stamp)
+        state.withLock { state in
+            let context = state.threadContext(key)
+            let stamp = time ?? (state.clock ?? MonotonicClock.shared).now
+            state.append(kind, label: label, context: context, time: stamp)
         }
-    }
-
-    // Call with `lock` held.
-    private func threadContext(_ key: UInt) -> ThreadContext {
-        if let context = threads[key] { return context }
-        let context = ThreadContext(number: threads.count + 1)
-        threads[key] = context
-        return context
-    }
-
-    // Call with `lock` held.
-    private func append(_ kind: TraceEntry.Kind, label: String, context: ThreadContext, time: LoopInstant) {
-        buffer.append(TraceEntry(sequence: nextSequence, kind: kind, label: label, mode: context.mode,
-                                 pass: context.pass, time: time, thread: context.number))
-        nextSequence += 1
     }
 
     // MARK: Reading
 
     /// The kept entries, oldest first.
-    public var entries: [TraceEntry] { lock.withLock { buffer.elements } }
+    public var entries: [TraceEntry] { state.withLock { $0.buffer.elements } }
 
     /// The inputs the loop reported (signals, sends, wake-ups), oldest first; not among
     /// ``entries``, so no export shows them. Each knows how many entries came before it.
-    public var inputs: [TraceInput] { lock.withLock { recordedInputs.elements } }
+    public var inputs: [TraceInput] { state.withLock { $0.recordedInputs.elements } }
 
     /// Number of kept entries.
-    public var count: Int { lock.withLock { buffer.count } }
+    public var count: Int { state.withLock { $0.buffer.count } }
 
     /// Entries overwritten because the recorder was full.
-    public var droppedCount: UInt64 { lock.withLock { buffer.overwritten } }
+    public var droppedCount: UInt64 { state.withLock { $0.buffer.overwritten } }
 
     /// The most entries kept.
     public let capacity: Int
 
     /// Forgets every entry (sequence numbers keep counting).
-    public func clear() { lock.withLock { buffer.removeAll() } }
+    public func clear() { state.withLock { $0.buffer.removeAll() } }
 }

@@ -67,9 +67,10 @@ public final class LoopAutoreleasePools {
 /// ```swift
 /// loop.addCalloutInterceptor(PerCalloutAutoreleasePools())
 /// ```
-public final class PerCalloutAutoreleasePools: LoopCalloutInterceptor, @unchecked Sendable {
-    // Only touched from inside callouts, i.e. on the thread of the loop it is installed on.
-    private var stack: AutoreleasePoolStack?
+public final class PerCalloutAutoreleasePools: LoopCalloutInterceptor, Sendable {
+    /// Made at the first callout and used only inside callouts, so only on the thread of the loop
+    /// the interceptor is installed on (a loop calls its interceptors on its own thread).
+    nonisolated(unsafe) private var stack: AutoreleasePoolStack?
 
     public init() {}
 

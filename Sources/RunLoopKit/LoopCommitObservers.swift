@@ -79,7 +79,7 @@ public final class LoopCommitObservers {
         }
         pipeline.wakeUpHandler = { [weak loop] in loop?.wakeUp() }
         if flushIfTooLate {
-            let lateFlush = FlushIfTooLate(pipeline: pipeline)
+            let lateFlush = FlushIfTooLate(loop.ownerThreadCallout("flushIfTooLate") { pipeline.flushIfTooLate() })
             self.lateFlush = lateFlush
             loop.addCalloutInterceptor(lateFlush)
         } else {
@@ -122,16 +122,17 @@ private final class CommitHandlers {
 }
 
 /// Ends each source0 callout with `flushIfTooLate()`, as UIKit's event-queue source does.
-private final class FlushIfTooLate: LoopCalloutInterceptor, @unchecked Sendable {
-    // Sendable: the pipeline is thread-confined, and callouts arrive on the loop's thread, which
-    // owns it. (Not a `LoopBound`: that holds its loop strongly, and the loop holds this.)
-    private let pipeline: CommitPipeline
+private final class FlushIfTooLate: LoopCalloutInterceptor {
+    /// The pipeline's `flushIfTooLate()`, callable only on the loop's thread (checked at each
+    /// call), where the pipeline belongs. Not a `LoopBound`: that holds its loop strongly, and the
+    /// loop holds this.
+    private let flush: @Sendable () -> Void
 
-    init(pipeline: CommitPipeline) { self.pipeline = pipeline }
+    init(_ flush: @escaping @Sendable () -> Void) { self.flush = flush }
 
     func willCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) {}
 
     func didCallOut(_ kind: LoopEvent.Callout, label: String, loop: Loop) {
-        if kind == .source0 { pipeline.flushIfTooLate() }
+        if kind == .source0 { flush() }
     }
 }

@@ -53,8 +53,8 @@ public final class CFRunLoopBridge {
         add(activities: Loop.Activity([.beforeWaiting, .exit]).rawValue, order: ObserverOrder.commit) { activity in
             pipeline.commitIfNeeded(reason: activity == Loop.Activity.exit.rawValue ? .exit : .beforeWaiting)
         }
-        let target = UncheckedRunLoop(runLoop)
-        pipeline.wakeUpHandler = { CFRunLoopWakeUp(target.runLoop) }
+        let runLoop = self.runLoop
+        pipeline.wakeUpHandler = { CFRunLoopWakeUp(runLoop) }
     }
 
     /// Adds an observer at `order` for the given CF activity bits.
@@ -70,25 +70,15 @@ public final class CFRunLoopBridge {
     }
 
     private func add(activities: UInt32, order: Int, _ callout: @escaping (UInt32) -> Void) {
-        let handler = UncheckedCallout(callout)
+        // CF's block type is `@Sendable`, but CF calls an observer's block only on the thread of
+        // its run loop, where the bridge was installed and where the callout's state belongs.
+        nonisolated(unsafe) let callout = callout
         guard let observer = CFRunLoopObserverCreateWithHandler(
             kCFAllocatorDefault, CFOptionFlags(activities), true, CFIndex(order),
-            { _, activity in handler.callout(UInt32(truncatingIfNeeded: activity.rawValue)) }
+            { _, activity in callout(UInt32(truncatingIfNeeded: activity.rawValue)) }
         ) else { return }
         CFRunLoopAddObserver(runLoop, observer, mode)
         observers.append(observer)
     }
 }
 
-/// CF calls observer blocks on the run loop's own thread, where the bridge was installed; the
-/// wrapper only carries the closure across CF's `@Sendable` block type.
-private struct UncheckedCallout: @unchecked Sendable {
-    let callout: (UInt32) -> Void
-    init(_ callout: @escaping (UInt32) -> Void) { self.callout = callout }
-}
-
-/// `CFRunLoopWakeUp` is thread-safe; the run loop reference itself is immutable.
-private struct UncheckedRunLoop: @unchecked Sendable {
-    let runLoop: CFRunLoop
-    init(_ runLoop: CFRunLoop) { self.runLoop = runLoop }
-}

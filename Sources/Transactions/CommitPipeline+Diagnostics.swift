@@ -30,8 +30,8 @@ extension CommitPipeline {
     }
 
     func reportThreadExitedUncommitted() {
-        let explicit = explicitDepth > 0
-            ? " with \(explicitDepth) explicit LayerTransaction.begin() not committed"
+        let explicit = state.explicitDepth > 0
+            ? " with \(state.explicitDepth) explicit LayerTransaction.begin() not committed"
             : " with its implicit transaction open"
         Diagnostics.report(.warning, .commitThreadExitedUncommitted,
                            "the thread ended\(explicit); its changes were discarded. Call"

@@ -6,8 +6,8 @@ extension CommitPipeline {
 
     /// Opens an explicit transaction nested in whatever is open on this thread.
     public func begin() {
-        scopes.append(TransactionScope(isImplicit: false))
-        explicitDepth += 1
+        state.scopes.append(TransactionScope(isImplicit: false))
+        state.explicitDepth += 1
     }
 
     /// Closes the innermost explicit transaction. Only the outermost one commits — and only when
@@ -16,22 +16,22 @@ extension CommitPipeline {
     ///
     /// - Throws: `TransactionError.commitWithoutBegin` when no explicit transaction is open.
     public func commit() throws(TransactionError) {
-        guard explicitDepth > 0, let top = scopes.last, !top.isImplicit else {
+        guard state.explicitDepth > 0, let top = state.scopes.last, !top.isImplicit else {
             throw .commitWithoutBegin(thread: threadName, implicitOpen: hasImplicitTransaction)
         }
-        scopes.removeLast()
-        explicitDepth -= 1
+        state.scopes.removeLast()
+        state.explicitDepth -= 1
         retire(top)
-        guard explicitDepth == 0 else { return }
-        if phase != .idle {
+        guard state.explicitDepth == 0 else { return }
+        if state.phase != .idle {
             // A transaction begun and committed inside a running commit's callouts: fold it into
             // the running commit before display, else carry it to the next commit.
-            if phase >= .display { openImplicitForNextCommit() }
+            if state.phase >= .display { openImplicitForNextCommit() }
             return
         }
-        if scopes.isEmpty {
+        if state.scopes.isEmpty {
             performCommit(reason: .explicitCommit)
-        } else if flushRequested {
+        } else if state.flushRequested {
             performCommit(reason: .flush)
         }
     }
@@ -41,21 +41,21 @@ extension CommitPipeline {
     /// only reports the diagnostic `commit.reentrant-commit` (the running commit, or the next
     /// one, carries the work).
     public func flush() {
-        if phase != .idle {
-            if needsCommit || !scopes.isEmpty { reportReentrantCommit(reason: .flush) }
+        if state.phase != .idle {
+            if commitNeeded || !state.scopes.isEmpty { reportReentrantCommit(reason: .flush) }
             return
         }
-        if explicitDepth > 0 {
-            flushRequested = true
+        if state.explicitDepth > 0 {
+            state.flushRequested = true
             return
         }
-        if needsCommit { performCommit(reason: .flush) }
+        if commitNeeded { performCommit(reason: .flush) }
     }
 
     /// The value for `key` from the innermost open transaction that set it; nil if none did.
     /// `LayerTransaction.Key.animationDuration` and `.disableActions` read their typed storage.
     public func value(forKey key: String) -> Any? {
-        for scope in scopes.reversed() {
+        for scope in state.scopes.reversed() {
             switch key {
             case LayerTransaction.Key.animationDuration:
                 if let value = scope.animationDuration { return value }
@@ -97,7 +97,7 @@ extension CommitPipeline {
 
     /// Innermost `animationDuration`, default 0.25 s (``defaultAnimationDuration``).
     public var animationDuration: Duration {
-        for scope in scopes.reversed() { if let value = scope.animationDuration { return value } }
+        for scope in state.scopes.reversed() { if let value = scope.animationDuration { return value } }
         return Self.defaultAnimationDuration
     }
 
@@ -113,7 +113,7 @@ extension CommitPipeline {
     /// Innermost `disableActions`, default false.
     public var disableActions: Bool {
         get {
-            for scope in scopes.reversed() { if let value = scope.disableActions { return value } }
+            for scope in state.scopes.reversed() { if let value = scope.disableActions { return value } }
             return false
         }
         set { withInnermostScope { $0.disableActions = newValue } }
@@ -147,19 +147,16 @@ extension CommitPipeline {
 
     private func recordAnimation(_ duration: Duration) {
         withInnermostScope { _ in }
-        for index in scopes.indices {
-            scopes[index].animationCount += 1
-            scopes[index].longestAnimation = Swift.max(scopes[index].longestAnimation, duration)
-        }
+        for index in state.scopes.indices { state.scopes[index].countAnimation(duration) }
     }
 
     /// Applies `change` to the innermost open transaction, opening one first if needed (the
     /// implicit one outside a commit; a next-commit implicit one during a commit).
     private func withInnermostScope(_ change: (inout TransactionScope) -> Void) {
-        if scopes.isEmpty {
-            if phase == .idle { openImplicit() } else { openImplicitForNextCommit() }
+        if state.scopes.isEmpty {
+            if state.phase == .idle { openImplicit() } else { openImplicitForNextCommit() }
         }
-        change(&scopes[scopes.count - 1])
+        change(&state.scopes[state.scopes.count - 1])
     }
 
     private static func checkNotNegative(_ duration: Duration, what: String) throws(TransactionError) {

@@ -56,29 +56,37 @@ public final class CommitPipeline {
 
     // MARK: Configuration
 
-    // Each `@exclusivity(unchecked)` below ("unchecked: …") is safe because a pipeline is confined
-    // to its thread and never holds two accesses to one property at once (loops iterate copies,
-    // swaps pair distinct properties); the comment says how often it is touched. The dynamic
-    // checks are ~35 instructions each: restoring them on the once-per-commit scalars alone adds
-    // ~250 instructions to a ~1,900-instruction commit of one layer.
-
     /// Time source for `flushIfTooLate` and the default completion scheduler.
     public let clock: any TransactionClock
     /// Rounds of layout per commit before giving up (default 4, as GTK's frame clock).
     public let maxLayoutRounds: Int
+    /// The thread this pipeline belongs to (for messages).
+    public let threadName: String
+    let queue: PhasedQueue<LayerRef>
+    /// Everything that changes, behind one pointer (see `ConfinedState`).
+    let state: ConfinedState<PipelineState>
+
     /// Called when work was queued for the next commit *during* a commit (marks made in display
     /// or later, or layout left over by the round cap), so a host loop about to sleep turns once
     /// more. The umbrella sets it to the loop's `wakeUp()`.
-    public var wakeUpHandler: (() -> Void)?
+    public var wakeUpHandler: (() -> Void)? {
+        get { state.wakeUp.call }
+        set { state.wakeUp.call = newValue }
+    }
     /// Receives each commit's snapshot. Default: a `FrameLog` (also reachable as `frameLog`).
-    // unchecked: read once per commit (deliver)
-    @exclusivity(unchecked) public var sink: any CommitSink
+    public var sink: any CommitSink {
+        get { state.sink }
+        set { state.sink = newValue }
+    }
     /// Runs completion blocks that wait for animations. Default: a `ClockCompletionScheduler` on
     /// `clock`, pumped by `runDueCompletions()`.
-    public var completionScheduler: any CompletionScheduler
+    public var completionScheduler: any CompletionScheduler {
+        get { state.completionScheduler }
+        set { state.completionScheduler = newValue }
+    }
     /// How long pending work may wait before `flushIfTooLate()` forces a commit.
     /// Default ``defaultTooLateBudget``, one 60 Hz frame; set with ``setTooLateBudget(_:)``.
-    public private(set) var tooLateBudget: Duration = CommitPipeline.defaultTooLateBudget
+    public var tooLateBudget: Duration { state.tooLateBudget }
     /// One 60 Hz frame: 16 666 667 ns.
     public static let defaultTooLateBudget: Duration = .nanoseconds(16_666_667)
 
@@ -86,72 +94,37 @@ public final class CommitPipeline {
     /// - Throws: `TransactionError.negativeDuration` for a negative budget (nothing changes).
     public func setTooLateBudget(_ budget: Duration) throws(TransactionError) {
         guard budget >= .zero else { throw .negativeDuration(budget, what: "setTooLateBudget") }
-        tooLateBudget = budget
+        state.tooLateBudget = budget
     }
     /// The host loop's nesting level (0 = no loop running). The umbrella raises it on a run's Entry
     /// and lowers it after that run's Exit commit. Post-commit callbacks remember the level they
     /// were registered at and run only at a commit whose level is not deeper (see
     /// `addPostCommitCallback(runLevel:_:)`).
-    // unchecked: read by each commit with post-commit callbacks
-    @exclusivity(unchecked) public var runLevel: Int = 0
+    public var runLevel: Int {
+        get { state.runLevel }
+        set { state.runLevel = newValue }
+    }
 
     // MARK: State
 
     /// True when a commit would do something: an implicit transaction is open (a mark was made,
     /// or work was left for the next commit). Cheap: one stored Bool.
-    // unchecked: the idle check: one load per loop turn
-    @exclusivity(unchecked) public private(set) var needsCommit = false
+    public var needsCommit: Bool { commitNeeded }
+    /// `needsCommit`, kept beside `state` rather than in it, so the idle check is one load. Not
+    /// public, so the optimiser sees every access, finds none overlapping, and drops Swift's
+    /// run-time exclusivity check.
+    private(set) var commitNeeded = false
     /// The current commit step (`.idle` outside a commit).
-    // unchecked: read by every mark and callout record
-    @exclusivity(unchecked) public private(set) var phase: Phase = .idle
+    public var phase: Phase { state.phase }
     /// Number of commits so far (the last snapshot's `frameNumber`).
-    // unchecked: bumped once per commit
-    @exclusivity(unchecked) public private(set) var frameNumber: UInt64 = 0
+    public var frameNumber: UInt64 { state.frameNumber }
     /// When the work now waiting for a commit started waiting, on `clock`: the time of the mark
     /// (or other transaction use) that opened the implicit transaction; for work queued during a
     /// commit (marks in display or later, layout left over by the cap) the time that commit
     /// finished. nil when nothing waits. `flushIfTooLate()` compares against it.
-    // unchecked: read by every mark and commit
-    @exclusivity(unchecked) public private(set) var pendingSince: LoopInstant?
+    public var pendingSince: LoopInstant? { state.pendingSince }
     /// When the last commit finished, on `clock`.
-    // unchecked: written once per commit
-    @exclusivity(unchecked) public private(set) var lastCommitTime: LoopInstant?
-    /// The thread this pipeline belongs to (for messages).
-    public let threadName: String
-
-    let queue: PhasedQueue<LayerRef>
-    // unchecked: read by every mark
-    @exclusivity(unchecked) var scopes: [TransactionScope] = []
-    // unchecked: read by every commit check
-    @exclusivity(unchecked) var explicitDepth = 0
-    // unchecked: cleared once per commit
-    @exclusivity(unchecked) var flushRequested = false
-    // unchecked: swapped once per commit
-    @exclusivity(unchecked) var pendingCompletions: [PendingCompletion] = []
-    // unchecked: swapped once per commit
-    @exclusivity(unchecked) private var completionScratch: [PendingCompletion] = []
-    // unchecked: read once per commit
-    @exclusivity(unchecked) private var beforeHooks: [(token: HookToken, hook: () -> Void)] = []
-    // unchecked: read once per commit
-    @exclusivity(unchecked) private var afterHooks: [(token: HookToken, hook: (CommitSnapshot) -> Void)] = []
-    // unchecked: read once per commit
-    @exclusivity(unchecked) private var postCommitCallbacks: [(level: Int, callback: () -> Void)] = []
-    private var nextHookID: UInt64 = 0
-    // unchecked: appended per layer laid out
-    @exclusivity(unchecked) private var laidOutRecord: [LayerIdentity] = []
-    // unchecked: appended per layer displayed
-    @exclusivity(unchecked) private var displayedRecord: [DisplayedLayer] = []
-    /// Emptied record buffers of the last commit, reused by the next one.
-    // unchecked: swapped once per commit
-    @exclusivity(unchecked) private var spareLaidOutRecord: [LayerIdentity] = []
-    // unchecked: swapped once per commit
-    @exclusivity(unchecked) private var spareDisplayedRecord: [DisplayedLayer] = []
-    /// One strong reference per queued layer (queue keys are unretained `LayerRef`s). A layer is
-    /// added when it enters its first phase and dropped after a commit once it has left them all.
-    // unchecked: appended per first mark of a layer
-    @exclusivity(unchecked) private var queuedLayers: [Layer] = []
-    // unchecked: reset once per commit
-    @exclusivity(unchecked) private var wokeDuringThisCommit = false
+    public var lastCommitTime: LoopInstant? { state.lastCommitTime }
 
     /// Creates a pipeline (normally you use `CommitPipeline.current`; a separate one is useful in
     /// tests together with `asCurrent(_:)`).
@@ -164,14 +137,14 @@ public final class CommitPipeline {
         precondition(maxLayoutRounds >= 1, "CommitPipeline: maxLayoutRounds must be >= 1, got \(maxLayoutRounds)")
         self.clock = clock
         self.maxLayoutRounds = maxLayoutRounds
-        self.sink = FrameLog()
-        self.completionScheduler = ClockCompletionScheduler(clock: clock)
+        state = ConfinedState(PipelineState(sink: FrameLog(), completionScheduler: ClockCompletionScheduler(clock: clock)))
         self.threadName = currentThreadDescription()
         // Membership lives in a bit per phase on the layer (`LayerRef.Membership`): no hashing
         // and no closure call on the mark path.
         queue = PhasedQueue(
             phases: [
-                // Live depth: a layer may have moved between its mark and the commit.
+                // Live depth: a layer may have moved between its mark and the commit. The ranks
+                // borrow the layer (+0): a queued layer is kept alive by `queuedLayers`.
                 .init("layout", reentrancy: .nextRound(maxRounds: maxLayoutRounds),
                       order: .rank { ref in ref.raw._withUnsafeGuaranteedRef { $0.depth } }),
                 .init("display", reentrancy: .nextDrain,
@@ -183,11 +156,11 @@ public final class CommitPipeline {
     public var frameLog: FrameLog? { sink as? FrameLog }
 
     /// True while a commit runs.
-    public var isCommitting: Bool { phase != .idle }
+    public var isCommitting: Bool { state.phase != .idle }
     /// Explicit `begin()`s not yet committed.
-    public var explicitTransactionDepth: Int { explicitDepth }
+    public var explicitTransactionDepth: Int { state.explicitDepth }
     /// True when the implicit transaction is open.
-    public var hasImplicitTransaction: Bool { scopes.first?.isImplicit ?? false }
+    public var hasImplicitTransaction: Bool { state.scopes.first?.isImplicit ?? false }
     /// Layers waiting for layout or display (incl. ones queued for the next commit).
     public var pendingLayerCount: Int { queue.count }
 
@@ -203,8 +176,8 @@ public final class CommitPipeline {
     /// pipeline.commitIfNeeded(reason: .beforeWaiting)
     /// ```
     public func commitIfNeeded(reason: CommitReason) {
-        guard needsCommit else { return }                 // the idle path: one load, one branch
-        guard explicitDepth == 0, phase == .idle else { return }
+        guard commitNeeded else { return }                // the idle path: one load, one branch
+        guard state.explicitDepth == 0, state.phase == .idle else { return }
         performCommit(reason: reason)
     }
 
@@ -218,15 +191,16 @@ public final class CommitPipeline {
     /// ```
     @discardableResult
     public func flushIfTooLate() -> Bool {
-        guard needsCommit else { return false }
+        guard commitNeeded else { return false }
         return flushIfTooLate(now: clock.now)
     }
 
     /// `flushIfTooLate()` with the current time supplied by the caller.
     @discardableResult
     public func flushIfTooLate(now: LoopInstant) -> Bool {
-        guard needsCommit, explicitDepth == 0, phase == .idle, let since = pendingSince else { return false }
-        guard now >= since, since.duration(to: now) >= tooLateBudget else { return false }
+        guard commitNeeded, state.explicitDepth == 0, state.phase == .idle,
+              let since = state.pendingSince else { return false }
+        guard now >= since, since.duration(to: now) >= state.tooLateBudget else { return false }
         performCommit(reason: .tooLate)
         return true
     }
@@ -248,8 +222,8 @@ public final class CommitPipeline {
     /// ```
     @discardableResult
     public func addBeforeCommitHook(_ hook: @escaping () -> Void) -> HookToken {
-        let token = makeToken()
-        beforeHooks.append((token, hook))
+        let token = state.value.makeHookToken()
+        state.beforeHooks.append((token, hook))
         return token
     }
 
@@ -260,15 +234,15 @@ public final class CommitPipeline {
     /// ```
     @discardableResult
     public func addAfterCommitHook(_ hook: @escaping (CommitSnapshot) -> Void) -> HookToken {
-        let token = makeToken()
-        afterHooks.append((token, hook))
+        let token = state.value.makeHookToken()
+        state.afterHooks.append((token, hook))
         return token
     }
 
     /// Removes a before- or after-commit hook. Removing an unknown token does nothing.
     public func removeHook(_ token: HookToken) {
-        beforeHooks.removeAll { $0.token == token }
-        afterHooks.removeAll { $0.token == token }
+        state.beforeHooks.removeAll { $0.token == token }
+        state.afterHooks.removeAll { $0.token == token }
     }
 
     /// Registers a one-shot callback for after the next commit (after the after-commit hooks,
@@ -285,27 +259,23 @@ public final class CommitPipeline {
     /// pipeline.addPostCommitCallback { closeTemporaryFiles() }
     /// ```
     public func addPostCommitCallback(runLevel: Int? = nil, _ callback: @escaping () -> Void) {
-        postCommitCallbacks.append((runLevel ?? self.runLevel, callback))
+        let level = runLevel ?? state.runLevel
+        state.postCommitCallbacks.append((level, callback))
     }
 
     /// Post-commit callbacks waiting for a commit.
-    public var pendingPostCommitCallbackCount: Int { postCommitCallbacks.count }
-
-    private func makeToken() -> HookToken {
-        nextHookID += 1
-        return HookToken(id: nextHookID)
-    }
+    public var pendingPostCommitCallbackCount: Int { state.postCommitCallbacks.count }
 
     // MARK: - Marks (called by Layer)
 
     func layerDidRequestLayout(_ layer: Layer) {
-        if layer.queuedPhases == 0 { queuedLayers.append(layer) }
+        if layer.queuedPhases == 0 { state.queuedLayers.append(layer) }
         queue.enqueue(LayerRef(layer), phase: Self.layoutPhase, depth: layer.depth)
         noteTransactionUse()
     }
 
     func layerDidRequestDisplay(_ layer: Layer) {
-        if layer.queuedPhases == 0 { queuedLayers.append(layer) }
+        if layer.queuedPhases == 0 { state.queuedLayers.append(layer) }
         queue.enqueue(LayerRef(layer), phase: Self.displayPhase, depth: layer.depth)
         noteTransactionUse()
     }
@@ -317,65 +287,71 @@ public final class CommitPipeline {
     /// is asked to wake up.
     @inline(__always)
     func noteTransactionUse() {
+        let phase = state.phase
         if phase == .idle {
-            if scopes.isEmpty { openImplicit() }
+            if state.scopes.isEmpty { openImplicit() }
         } else if phase >= .display {
             openImplicitForNextCommit()
         }
     }
 
     func openImplicit() {
-        scopes.append(TransactionScope(isImplicit: true))
-        needsCommit = true
-        if pendingSince == nil, phase == .idle { pendingSince = clock.now }
+        state.scopes.append(TransactionScope(isImplicit: true))
+        commitNeeded = true
+        if state.pendingSince == nil, state.phase == .idle { state.pendingSince = clock.now }
     }
 
     func openImplicitForNextCommit() {
-        guard scopes.isEmpty else { return }
+        guard state.scopes.isEmpty else { return }
         openImplicit()
-        if !wokeDuringThisCommit {
-            wokeDuringThisCommit = true
-            wakeUpHandler?()
+        if !state.wokeDuringThisCommit {
+            state.wokeDuringThisCommit = true
+            if let wakeUp = state.wakeUp.call { wakeUp() }
         }
     }
 
     func willLayOut(_ layer: Layer) {
-        if phase != .idle { laidOutRecord.append(LayerIdentity(layer)) }
+        if state.phase != .idle { state.laidOutRecord.append(LayerIdentity(layer)) }
     }
 
     func willDisplay(_ layer: Layer, dirtyRect: LayerRect) {
-        if phase != .idle { displayedRecord.append(DisplayedLayer(layer: LayerIdentity(layer), dirtyRect: dirtyRect)) }
+        if state.phase != .idle {
+            state.displayedRecord.append(DisplayedLayer(layer: LayerIdentity(layer), dirtyRect: dirtyRect))
+        }
     }
 
     // MARK: - The commit
 
     func performCommit(reason: CommitReason) {
-        precondition(phase == .idle, "CommitPipeline: commits do not nest")
+        precondition(state.phase == .idle, "CommitPipeline: commits do not nest")
         let startTime = clock.now
-        wokeDuringThisCommit = false
+        state.wokeDuringThisCommit = false
         if hasImplicitTransaction {
-            // The implicit scope is at the bottom of the stack, usually alone: popLast is far
-            // cheaper than removeFirst's general range replacement.
-            let implicit = scopes.count == 1 ? scopes.removeLast() : scopes.removeFirst()
+            // The implicit scope is at the bottom of the stack, usually alone; then `removeLast`
+            // takes it without `removeFirst`'s general range replacement.
+            let implicit = state.scopes.count == 1 ? state.scopes.removeLast() : state.scopes.removeFirst()
             retire(implicit)
         }
-        needsCommit = false
-        pendingSince = nil
-        flushRequested = false
+        commitNeeded = false
+        state.pendingSince = nil
+        state.flushRequested = false
 
-        phase = .beforeCommitHooks
+        state.phase = .beforeCommitHooks
         // Guarded: iterating even an empty array retains and releases it.
-        if !beforeHooks.isEmpty { for entry in beforeHooks { entry.hook() } }
+        if !state.beforeHooks.isEmpty {
+            let hooks = state.beforeHooks
+            for entry in hooks { entry.hook() }
+        }
 
         queue.beginDrain()
-        phase = .layout
+        state.phase = .layout
         // Guaranteed (+0) references: `queuedLayers` keeps every queued layer alive until after
         // `endDrain()`, so the callouts need no retain/release of their layer.
         let layoutReport = queue.runPhase(Self.layoutPhase) { _, ref in
             _ = ref.raw._withUnsafeGuaranteedRef { $0.performLayoutIfNeeded(in: self) }
         }
         var deferred: [LayerIdentity] = []
-        phase = .display
+        state.phase = .display
         if !layoutReport.leftover.isEmpty {
             deferred = layoutReport.leftover.map { LayerIdentity($0.layer) }
             reportLayoutLoop(rounds: layoutReport.rounds, layers: deferred)
@@ -386,81 +362,87 @@ public final class CommitPipeline {
         }
         queue.endDrain()
         // Layers that left every phase are no longer the pipeline's to keep alive.
-        queuedLayers.removeAll { $0.queuedPhases == 0 }
+        state.queuedLayers.removeAll { $0.queuedPhases == 0 }
 
-        phase = .prepare
-        frameNumber += 1
+        state.phase = .prepare
+        state.frameNumber += 1
         // The records move into the snapshot; records made from here on (say, a layoutIfNeeded in
-        // an after-commit hook) start the next commit's, in last commit's emptied buffers.
-        // Only swaps: each buffer changes hands by a move, never by a copy (retain + release).
+        // an after-commit hook) start the next commit's, in last commit's emptied buffers. Only
+        // swaps: each buffer changes hands by a move, never by a copy.
         var laidOut: [LayerIdentity] = []
         var displayed: [DisplayedLayer] = []
-        swap(&laidOut, &laidOutRecord)
-        swap(&displayed, &displayedRecord)
-        swap(&laidOutRecord, &spareLaidOutRecord)
-        swap(&displayedRecord, &spareDisplayedRecord)
+        swap(&laidOut, &state.spareLaidOutRecord)
+        swap(&displayed, &state.spareDisplayedRecord)
+        swap(&laidOut, &state.laidOutRecord)
+        swap(&displayed, &state.displayedRecord)
         deliverSnapshot(reason: reason, laidOut: laidOut, displayed: displayed, deferred: deferred, startTime: startTime)
-        // The snapshot is gone unless the sink kept it: then emptying allocates a fresh buffer, as
-        // it always did; otherwise the buffers are reused without a malloc.
+        // Unless the sink kept the snapshot, the buffers are unique again and emptying them keeps
+        // their memory for the next commit (a buffer a kept snapshot shares is left to it).
         laidOut.removeAll(keepingCapacity: true)
         displayed.removeAll(keepingCapacity: true)
-        swap(&laidOut, &spareLaidOutRecord)
-        swap(&displayed, &spareDisplayedRecord)
+        swap(&laidOut, &state.spareLaidOutRecord)
+        swap(&displayed, &state.spareDisplayedRecord)
 
-        phase = .completions
-        runCompletions()
+        state.phase = .completions
+        if !state.pendingCompletions.isEmpty { runCompletions() }
 
-        phase = .idle
+        state.phase = .idle
         let end = clock.now
-        lastCommitTime = end
-        if needsCommit, pendingSince == nil { pendingSince = end }
+        state.lastCommitTime = end
+        if commitNeeded, state.pendingSince == nil { state.pendingSince = end }
     }
 
     /// Steps 4 to 6 of a commit. A function of its own so that the snapshot (and its share of
     /// the record buffers) is released when it returns.
     private func deliverSnapshot(reason: CommitReason, laidOut: [LayerIdentity], displayed: [DisplayedLayer],
                                  deferred: [LayerIdentity], startTime: LoopInstant) {
-        let snapshot = CommitSnapshot(frameNumber: frameNumber, reason: reason, laidOut: laidOut,
+        let snapshot = CommitSnapshot(frameNumber: state.frameNumber, reason: reason, laidOut: laidOut,
                                       displayed: displayed, layoutDeferred: deferred, startTime: startTime)
-        phase = .deliver
+        state.phase = .deliver
+        let sink = state.sink
         sink.deliver(snapshot)
 
-        phase = .afterCommitHooks
-        if !afterHooks.isEmpty { for entry in afterHooks { entry.hook(snapshot) } }
-        runPostCommitCallbacks()
+        state.phase = .afterCommitHooks
+        if !state.afterHooks.isEmpty {
+            let hooks = state.afterHooks
+            for entry in hooks { entry.hook(snapshot) }
+        }
+        if !state.postCommitCallbacks.isEmpty { runPostCommitCallbacks() }
     }
 
     /// Moves a popped transaction's completion block to the commit that will carry it.
     func retire(_ scope: TransactionScope) {
         guard let block = scope.completion else { return }
-        pendingCompletions.append(PendingCompletion(block: block, longestAnimation: scope.longestAnimation,
-                                                    animationCount: scope.animationCount))
+        state.pendingCompletions.append(PendingCompletion(block: block, longestAnimation: scope.longestAnimation,
+                                                          animationCount: scope.animationCount))
     }
 
     private func runPostCommitCallbacks() {
-        guard !postCommitCallbacks.isEmpty else { return }
-        let due = postCommitCallbacks
-        postCommitCallbacks.removeAll()
+        let due = state.postCommitCallbacks
+        state.postCommitCallbacks.removeAll()
         var kept: [(level: Int, callback: () -> Void)] = []
         for entry in due {
-            if runLevel <= entry.level { entry.callback() } else { kept.append(entry) }
+            if state.runLevel <= entry.level { entry.callback() } else { kept.append(entry) }
         }
         // Kept ones stay ahead of callbacks registered while these ran.
-        postCommitCallbacks = kept + postCommitCallbacks
+        state.postCommitCallbacks = kept + state.postCommitCallbacks
     }
 
     private func runCompletions() {
-        guard !pendingCompletions.isEmpty else { return }
-        swap(&pendingCompletions, &completionScratch)
-        for pending in completionScratch {
+        // Completion blocks may open transactions with completions of their own: those go to
+        // `pendingCompletions`, for the next commit, while this one walks the scratch array.
+        var due = state.value.takeCompletions()
+        let scheduler = state.completionScheduler
+        for pending in due {
             if pending.animationCount == 0 {
                 pending.block(.committedWithoutAnimations)
             } else {
                 let block = pending.block
-                completionScheduler.schedule(after: pending.longestAnimation) { block(.animationsFinished) }
+                scheduler.schedule(after: pending.longestAnimation) { block(.animationsFinished) }
             }
         }
-        completionScratch.removeAll(keepingCapacity: true)
+        due.removeAll(keepingCapacity: true)
+        state.completionScratch = due
     }
 
     // MARK: - Thread exit
@@ -468,20 +450,14 @@ public final class CommitPipeline {
     /// Called by the thread-exit destructor: warns about an uncommitted transaction, then drops
     /// everything the pipeline holds (layers, closures) so nothing outlives the thread.
     func threadWillExit() {
-        if !scopes.isEmpty { reportThreadExitedUncommitted() }
-        scopes.removeAll()
-        explicitDepth = 0
-        needsCommit = false
-        pendingSince = nil
+        if !state.scopes.isEmpty { reportThreadExitedUncommitted() }
         queue.removeAll()
-        queuedLayers.removeAll()
-        pendingCompletions.removeAll()
-        beforeHooks.removeAll()
-        afterHooks.removeAll()
-        postCommitCallbacks.removeAll()
         (completionScheduler as? ClockCompletionScheduler)?.cancelAll()
-        completionScheduler = ClockCompletionScheduler(clock: clock)
-        wakeUpHandler = nil
-        sink = FrameLog(capacity: 1)
+        // What the pipeline held is released after the write, so a deinit it sets off (of a
+        // closure's capture, say) finds the pipeline already clean.
+        var cleared = state.value
+        cleared.clearForThreadExit(clock: clock)
+        commitNeeded = false
+        _ = state.exchange(cleared)
     }
 }

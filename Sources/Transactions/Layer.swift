@@ -32,17 +32,24 @@ public final class Layer {
 
     /// Weak, like `CALayer.delegate`.
     public weak var delegate: LayerDelegate?
-    // Each `@exclusivity(unchecked)` of a layer ("unchecked: …") is safe because a layer is
-    // confined to one thread and its properties are only read or replaced whole, never held in
-    // an overlapping access; the commit touches them once per layer, where a dynamic check costs
-    // as much as the rest of the work.
+
+    // The state a commit reads of every layer is stored in properties this module alone can see
+    // (public ones are computed): when every access to a class's property is in view and none
+    // overlaps another, the optimiser drops Swift's run-time exclusivity check, which would cost
+    // more per layer than the commit's own work. Keep them private or internal.
 
     /// Layout work; when set, used instead of `delegate.layout(_:)`.
-    // unchecked: read once per layout
-    @exclusivity(unchecked) public var onLayout: ((Layer) -> Void)?
+    public var onLayout: ((Layer) -> Void)? {
+        get { layoutWork }
+        set { layoutWork = newValue }
+    }
+    private var layoutWork: ((Layer) -> Void)?
     /// Display work; when set, used instead of `delegate.display(_:dirtyRect:)`.
-    // unchecked: read once per display
-    @exclusivity(unchecked) public var onDisplay: ((Layer, LayerRect) -> Void)?
+    public var onDisplay: ((Layer, LayerRect) -> Void)? {
+        get { displayWork }
+        set { displayWork = newValue }
+    }
+    private var displayWork: ((Layer, LayerRect) -> Void)?
 
     /// The layer's own coordinate space; `setNeedsDisplay()` invalidates all of it.
     public var bounds: LayerRect
@@ -55,30 +62,26 @@ public final class Layer {
     /// The children, back to front.
     public private(set) var sublayers: [Layer] = []
     /// 0 for a root; parent's depth + 1 otherwise.
-    // unchecked: read per layer by every layout round's sort
-    @exclusivity(unchecked) public private(set) var depth: Int = 0
+    public var depth: Int { treeDepth }
+    private var treeDepth = 0
     /// Position in `superlayer.sublayers` (tree order).
     private(set) var indexInSuperlayer: Int = 0
     /// Tree-order rank (root serial, pre-order index), valid while `rankGeneration` equals the
     /// current structure generation.
-    // unchecked: read per layer by the display sort
-    @exclusivity(unchecked) private var cachedTreeOrderRank: Int = 0
+    private var cachedTreeOrderRank = 0
     /// The structure generation `cachedTreeOrderRank` was computed at (0 = never).
-    // unchecked: read per layer by the display sort
-    @exclusivity(unchecked) private var rankGeneration: UInt64 = 0
+    private var rankGeneration: UInt64 = 0
     /// Bits (1 << phase) of the pipeline queue phases this layer waits in (`LayerPhaseBits`).
-    // unchecked: tested and flipped by every first mark and every callout
-    @exclusivity(unchecked) var queuedPhases: UInt8 = 0
+    var queuedPhases: UInt8 = 0
 
     /// True from `setNeedsLayout()` until this layer's layout runs.
-    // unchecked: read by every mark and layout
-    @exclusivity(unchecked) public internal(set) var needsLayout = false
+    public var needsLayout: Bool { layoutRequested }
+    private var layoutRequested = false
     /// True from `setNeedsDisplay()` until this layer's display runs.
     public var needsDisplay: Bool { pendingDirtyRect != nil }
     /// The union of everything invalidated since the last display; nil when clean.
     public var dirtyRect: LayerRect? { pendingDirtyRect }
-    // unchecked: read by every display mark and display
-    @exclusivity(unchecked) var pendingDirtyRect: LayerRect?
+    private var pendingDirtyRect: LayerRect?
 
     /// - Parameters:
     ///   - name: label for diagnostics and snapshots (default `layer#<serial>`).
@@ -149,8 +152,8 @@ public final class Layer {
     }
 
     private func updateDepth(_ newDepth: Int) {
-        guard depth != newDepth else { return }
-        depth = newDepth
+        guard treeDepth != newDepth else { return }
+        treeDepth = newDepth
         for child in sublayers { child.updateDepth(newDepth + 1) }
     }
 
@@ -171,8 +174,8 @@ public final class Layer {
     /// layer.needsLayout   // true until the commit (or layoutIfNeeded) lays it out
     /// ```
     public func setNeedsLayout() {
-        if needsLayout { return }          // coalesced: already queued
-        needsLayout = true
+        if layoutRequested { return }          // coalesced: already queued
+        layoutRequested = true
         CommitPipeline.current.layerDidRequestLayout(self)
     }
 
@@ -239,10 +242,10 @@ public final class Layer {
     /// pass instead of being swallowed.
     @discardableResult
     func performLayoutIfNeeded(in pipeline: CommitPipeline = .current) -> Bool {
-        guard needsLayout else { return false }
-        needsLayout = false
+        guard layoutRequested else { return false }
+        layoutRequested = false
         pipeline.willLayOut(self)
-        if let onLayout { onLayout(self) } else { delegate?.layout(self) }
+        if let layoutWork { layoutWork(self) } else { delegate?.layout(self) }
         return true
     }
 
@@ -251,7 +254,7 @@ public final class Layer {
         guard let rect = pendingDirtyRect else { return nil }
         pendingDirtyRect = nil
         pipeline.willDisplay(self, dirtyRect: rect)
-        if let onDisplay { onDisplay(self, rect) } else { delegate?.display(self, dirtyRect: rect) }
+        if let displayWork { displayWork(self, rect) } else { delegate?.display(self, dirtyRect: rect) }
         return rect
     }
 }

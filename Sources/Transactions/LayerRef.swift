@@ -15,6 +15,8 @@ struct LayerRef: PhasedQueueKey {
 
 /// The pipeline queue's membership: a bit per phase in `Layer.queuedPhases`, so a mark and a
 /// commit test and flip one bit of the layer instead of hashing it. Holds no state of its own.
+/// Each method borrows the layer (+0): the queue asks only about a layer being marked (its caller
+/// holds it) or queued (`CommitPipeline` holds it).
 struct LayerPhaseBits: PhaseMembership {
     init() {}
 

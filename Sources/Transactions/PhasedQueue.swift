@@ -88,50 +88,65 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
         var depth: Int
     }
 
-    /// Per-phase storage; a class so the arrays are mutated in place (no copy-on-write).
+    /// One phase: its settings, and its lists behind one pointer (see `ConfinedState`). A class,
+    /// so the arrays are mutated in place (no copy-on-write).
     final class PhaseState {
         let phase: Phase
-        // Each `@exclusivity(unchecked)` of the queue ("unchecked: …") is safe because a queue is
-        // confined to one thread and never holds two accesses to one property at once; the
-        // dynamic checks would cost more than the queue's work per key.
-        /// Runs in this (or the next) drain.
-        // unchecked: appended by every enqueue, swapped per round
-        @exclusivity(unchecked) var pending: [Entry] = []
-        /// Runs in the next drain.
-        // unchecked: appended by every deferred enqueue
-        @exclusivity(unchecked) var deferred: [Entry] = []
-        /// The round being performed.
-        // unchecked: set and cleared once per round
-        @exclusivity(unchecked) var batch: [Entry] = []
-        /// Every key waiting in this phase (empty, and free, for keys with their own membership).
-        var members = Key.Membership()
         /// Rounds per drain, from `phase.reentrancy` (read once, not switched on every run).
         let maxRounds: Int
+        /// Whether `phase.reentrancy` is `.nextRound`.
+        let runsReentrantWorkThisDrain: Bool
         /// `phase.order`'s rank function, unpacked: binding it out of the enum on every round
         /// would retain and release its context.
         let rankOf: ((Key) -> Int)?
+        let lists = ConfinedState(PhaseLists())
+
         init(_ phase: Phase) {
             self.phase = phase
             switch phase.reentrancy {
-            case let .nextRound(cap): maxRounds = cap
-            case .nextDrain: maxRounds = 1
+            case let .nextRound(cap):
+                maxRounds = cap
+                runsReentrantWorkThisDrain = true
+            case .nextDrain:
+                maxRounds = 1
+                runsReentrantWorkThisDrain = false
             }
             if case let .rank(rank) = phase.order { rankOf = rank } else { rankOf = nil }
         }
+    }
+
+    /// The keys of one phase.
+    struct PhaseLists {
+        /// Runs in this (or the next) drain.
+        var pending: [Entry] = []
+        /// Runs in the next drain.
+        var deferred: [Entry] = []
+        /// The round being performed.
+        var batch: [Entry] = []
+        /// Every key waiting in this phase (empty, and free, for keys with their own membership).
+        var members = Key.Membership()
+
+        mutating func moveDeferredToPending() {
+            pending.append(contentsOf: deferred)
+            deferred.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Where the queue is, across its phases.
+    struct Counts {
+        /// -1: drain started, no phase yet; nil: not draining.
+        var drainingPhase: Int?
+        /// Keys waiting in every phase.
+        var waiting = 0
+        /// Entries in every phase's `deferred` array; `endDrain` has nothing to move when it is 0.
+        var deferred = 0
     }
 
     let states: [PhaseState]
     /// The same states, unretained: `runPhase` borrows its state through this (`states` keeps
     /// them alive as long as the queue) instead of retaining and releasing it on every run.
     private let unretainedStates: [Unmanaged<PhaseState>]
-    /// -1: drain started, no phase yet; nil: not draining.
-    // unchecked: read by every enqueue
-    @exclusivity(unchecked) private(set) var drainingPhase: Int?
-    // unchecked: counted by every enqueue and perform
-    @exclusivity(unchecked) private var waitingCount = 0
-    /// Entries in every phase's `deferred` array; `endDrain` has nothing to move when it is 0.
-    // unchecked: read once per drain, counted by every deferred enqueue
-    @exclusivity(unchecked) private var deferredCount = 0
+    private let counts = ConfinedState(Counts())
 
     /// Creates a queue with `phases` (at least one), run in this order.
     public init(phases: [Phase]) {
@@ -149,13 +164,13 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
     public var phases: [Phase] { states.map(\.phase) }
 
     /// True when no key waits in any phase.
-    public var isEmpty: Bool { waitingCount == 0 }
+    public var isEmpty: Bool { counts.waiting == 0 }
 
     /// Number of keys waiting in all phases.
-    public var count: Int { waitingCount }
+    public var count: Int { counts.waiting }
 
     /// True while `drain` (or a `beginDrain`/`endDrain` bracket) is running.
-    public var isDraining: Bool { drainingPhase != nil }
+    public var isDraining: Bool { counts.drainingPhase != nil }
 
     /// Whether `key` is waiting in `phase`.
     public func contains(_ key: Key, phase: Int) -> Bool {
@@ -164,19 +179,19 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
 
     @inline(__always)
     private func isMember(_ key: Key, _ state: PhaseState, _ phase: Int) -> Bool {
-        state.members.contains(key, phase: phase)
+        state.lists.members.contains(key, phase: phase)
     }
 
     /// Records `key` as waiting; false when it already was.
     @inline(__always)
     private func addMember(_ key: Key, _ state: PhaseState, _ phase: Int) -> Bool {
-        state.members.insert(key, phase: phase)
+        state.lists.members.insert(key, phase: phase)
     }
 
     /// Records `key` as no longer waiting; false when it was not.
     @inline(__always)
     private func removeMember(_ key: Key, _ state: PhaseState, _ phase: Int) -> Bool {
-        state.members.remove(key, phase: phase)
+        state.lists.members.remove(key, phase: phase)
     }
 
     /// Queues `key` for `phase`. Returns `false` when it was coalesced with a waiting entry.
@@ -189,13 +204,13 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
     public func enqueue(_ key: Key, phase: Int, depth: Int = 0) -> Bool {
         let state = states[checked(phase)]
         guard addMember(key, state, phase) else { return false }
-        waitingCount += 1
+        counts.waiting += 1
         let entry = Entry(key: key, depth: depth)
-        if willRunInThisDrain(phase: phase) {
-            state.pending.append(entry)
+        if runsInThisDrain(phase, state) {
+            state.lists.pending.append(entry)
         } else {
-            state.deferred.append(entry)
-            deferredCount += 1
+            state.lists.deferred.append(entry)
+            counts.deferred += 1
         }
         return true
     }
@@ -203,11 +218,13 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
     /// Whether a key enqueued into `phase` now would still run in the current drain
     /// (always true when not draining).
     public func willRunInThisDrain(phase: Int) -> Bool {
-        guard let running = drainingPhase else { return true }
-        if phase > running { return true }
-        if phase < running { return false }
-        if case .nextRound = states[phase].phase.reentrancy { return true }
-        return false
+        runsInThisDrain(phase, states[checked(phase)])
+    }
+
+    @inline(__always)
+    private func runsInThisDrain(_ phase: Int, _ state: PhaseState) -> Bool {
+        guard let running = counts.drainingPhase else { return true }
+        return phase > running || (phase == running && state.runsReentrantWorkThisDrain)
     }
 
     /// Runs every phase in order, calling `perform(phase, key)` for each waiting key.
@@ -229,19 +246,19 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
 
     /// Starts a drain; phases are then run with `runPhase` in increasing order, then `endDrain`.
     public func beginDrain() {
-        precondition(drainingPhase == nil, "PhasedQueue.beginDrain(): a drain is already running (drains do not nest)")
-        drainingPhase = -1
+        precondition(counts.drainingPhase == nil, "PhasedQueue.beginDrain(): a drain is already running (drains do not nest)")
+        counts.drainingPhase = -1
     }
 
     /// Runs one phase of the current drain. `phase` must be later than the last phase run.
     @discardableResult
     @inline(__always)
     public func runPhase(_ phase: Int, _ perform: (_ phase: Int, _ key: Key) -> Void) -> PhaseReport {
-        guard let running = drainingPhase else {
+        guard let running = counts.drainingPhase else {
             preconditionFailure("PhasedQueue.runPhase(\(phase)) outside beginDrain()/endDrain()")
         }
         precondition(phase > running, "PhasedQueue.runPhase(\(phase)): phases run in increasing order (last was \(running))")
-        drainingPhase = phase
+        counts.drainingPhase = phase
         return unretainedStates[checked(phase)]._withUnsafeGuaranteedRef { state in
             runRounds(of: state, phase, perform)
         }
@@ -251,20 +268,20 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
     private func runRounds(of state: PhaseState, _ phase: Int, _ perform: (_ phase: Int, _ key: Key) -> Void) -> PhaseReport {
         var report = PhaseReport()
         let maxRounds = state.maxRounds
-        while !state.pending.isEmpty {
+        while !state.lists.pending.isEmpty {
             if report.rounds == maxRounds {
-                report.leftover = state.pending.map(\.key)
+                report.leftover = state.lists.pending.map(\.key)
                 break
             }
             report.rounds += 1
             // The round runs from a local array (moved out of `state`, so no copy): iterating it
             // needs no reload or retain of the class's storage around each `perform` callout.
             var batch: [Entry] = []
-            swap(&state.pending, &batch)
+            swap(&state.lists.pending, &batch)
             sort(&batch, of: state)
             // Shared (not copied) with `state.batch` so that `removeAll()` called from a handler
             // still sees the running round and un-registers its keys, which then are skipped.
-            state.batch = batch
+            state.lists.batch = batch
             // Through a buffer pointer: a `for … in batch` loop would retain and release the array
             // (the local is mutated after it). The local keeps the buffer alive meanwhile.
             batch.withUnsafeBufferPointer { entries in
@@ -274,30 +291,30 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
                     // round is coalesced into it.
                     let key = entry.key
                     guard removeMember(key, state, phase) else { continue }
-                    waitingCount -= 1
+                    counts.waiting -= 1
                     report.performed += 1
                     perform(phase, key)
                 }
             }
             // Keep the emptied buffer for the next round's `pending`, unless `perform` already
             // started a new one there (re-entrant work).
-            state.batch = []
+            state.lists.batch = []
             batch.removeAll(keepingCapacity: true)
-            if state.pending.isEmpty { swap(&state.pending, &batch) }
+            if state.lists.pending.isEmpty { swap(&state.lists.pending, &batch) }
         }
         return report
     }
 
     /// Ends the current drain: work deferred to the next drain becomes pending.
+    @inline(__always)
     public func endDrain() {
-        precondition(drainingPhase != nil, "PhasedQueue.endDrain() without beginDrain()")
-        drainingPhase = nil
+        precondition(counts.drainingPhase != nil, "PhasedQueue.endDrain() without beginDrain()")
+        counts.drainingPhase = nil
         // Usually nothing was deferred: then not even the states are visited.
-        guard deferredCount != 0 else { return }
-        deferredCount = 0
-        for state in states where !state.deferred.isEmpty {
-            state.pending.append(contentsOf: state.deferred)
-            state.deferred.removeAll(keepingCapacity: true)
+        guard counts.deferred != 0 else { return }
+        counts.deferred = 0
+        for state in states where !state.lists.deferred.isEmpty {
+            state.lists.value.moveDeferredToPending()
         }
     }
 
@@ -306,7 +323,7 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
     public func remove(_ key: Key, phase: Int) -> Bool {
         let state = states[checked(phase)]
         guard removeMember(key, state, phase) else { return false }
-        waitingCount -= 1
+        counts.waiting -= 1
         // Entries stay in the arrays; `runPhase` skips keys that are no longer members.
         return true
     }
@@ -315,14 +332,13 @@ public final class PhasedQueue<Key: PhasedQueueKey> {
     public func removeAll() {
         for (phase, state) in states.enumerated() {
             // Key by key: a membership kept in the keys themselves must be cleared there too.
-            for entry in state.pending + state.deferred + state.batch { _ = removeMember(entry.key, state, phase) }
-            state.pending.removeAll()
-            state.deferred.removeAll()
-            state.batch.removeAll()
-            state.members = Key.Membership()
+            let lists = state.lists.value
+            for entry in lists.pending + lists.deferred + lists.batch { _ = removeMember(entry.key, state, phase) }
+            // The keys are released after the write, by the caller of `exchange`.
+            _ = state.lists.exchange(PhaseLists())
         }
-        waitingCount = 0
-        deferredCount = 0
+        counts.waiting = 0
+        counts.deferred = 0
     }
 
     @inline(__always)

@@ -11,6 +11,12 @@ struct TransactionScope {
     var animationCount = 0
 
     init(isImplicit: Bool) { self.isImplicit = isImplicit }
+
+    /// Counts an animation of `duration` in this group.
+    mutating func countAnimation(_ duration: Duration) {
+        animationCount += 1
+        longestAnimation = Swift.max(longestAnimation, duration)
+    }
 }
 
 /// A completion whose transaction has been popped, waiting for the commit that carries it.

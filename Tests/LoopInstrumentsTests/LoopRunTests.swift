@@ -6,7 +6,9 @@ import Autorelease
 
 /// Instruments attached to a real `Loop` on a virtual clock.
 @Suite struct LoopRunTests {
-    /// A block and a one-shot timer at 0.5 s in a 1 s run. CF order (L3): Entry; pass 1
+    /// A block and a one-shot timer at 0.5 s in a 1 s run. CF order (L3: a pass sends BeforeTimers
+    /// and BeforeSources, runs blocks and sources0, then waits between BeforeWaiting and
+    /// AfterWaiting): Entry; pass 1
     /// BeforeTimers, BeforeSources, blocks (the block), no source0 so no poll → BeforeWaiting,
     /// sleep (the clock jumps to the timer), wake, AfterWaiting, the timer fires; the mode is
     /// now empty (timer done, block gone) → Exit with `.finished`.

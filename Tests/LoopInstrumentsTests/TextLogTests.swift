@@ -11,7 +11,9 @@ let seedCode1Source0 = [
 ]
 
 @Suite struct TextLogTests {
-    /// Feeds the events CFRunLoop produces for the seed's code 1, pass by pass (the pass order, L3):
+    /// Feeds the events CFRunLoop produces for the seed's code 1, pass by pass (L3, the steps of a
+    /// pass: BeforeTimers, BeforeSources, blocks, sources0, BeforeWaiting, wait, AfterWaiting, what
+    /// woke it, blocks):
     /// pass 1 sleeps and is woken by a source1; pass 2 runs the source0 and jumps to the
     /// main queue without BeforeWaiting; pass 3 reaches BeforeWaiting, where the commit
     /// observer (order 2000000) draws the cell; then the run times out.

@@ -66,7 +66,8 @@ struct LoopCommitObserverTests {
                 badge.setNeedsDisplay()
             }
             cell.setNeedsDisplay()
-            // An idle source keeps the mode from being empty (R3), so the loop really sleeps.
+            // An idle source keeps the mode from being empty (R3: a run of an empty mode returns
+            // Finished at once), so the loop really sleeps.
             loop.add(LoopSource(label: "idle") {}, mode: .default)
             let start = clock.now
             // Without the wake-up the second commit would wait for the 10 s timeout.
@@ -105,7 +106,7 @@ struct LoopCommitObserverTests {
         }
     }
 
-    @Test("TX6 on the loop: a mark at order 1000000 joins this commit, one at 0xFFFFFF the next")
+    @Test("TX6, the commit observer at order 2000000, on the loop: a mark at order 1000000 joins this commit, one at 0xFFFFFF the next")
     func observerOrderAroundTheCommit() {
         withLoop { loop, _, pipeline, _ in
             let commits = LoopCommitObservers(installedOn: loop, pipeline: pipeline)

@@ -39,7 +39,8 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// TX3 Top-down layout, no double visit, insertion order irrelevant.
+    /// TX3 Top-down layout, once: parents before children (by depth, not by mark order), no layer
+    /// laid out twice in a round.
     @Test func case03() {
         let h = Harness()
         let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
@@ -131,8 +132,9 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// TX6 Observer ordering: pre(1999000), commit(2000000), post(2001000) on BW and on Exit;
-    /// an observer at 1000000 that dirties is included, one at 0xFFFFFF lands in the next flush.
+    /// TX6 Observer order: before-commit (1999000), commit (2000000), after-commit (2001000) on
+    /// BeforeWaiting and on Exit; an observer at 1000000 that dirties is included, one at 0xFFFFFF
+    /// lands in the next flush.
     @Test func case06() {
         let h = Harness()
         let driver = ObserverDriver(pipeline: h.pipeline, log: h.log)
@@ -255,7 +257,9 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// TX12 Completion timing and reasons.
+    /// TX12 Completion blocks: with no animation, at the end of the commit that carried them; with
+    /// one, when it ends; a replaced block at once with `.replaced`; changes made inside one go into
+    /// a new implicit transaction with default settings.
     @Test func case12() throws {
         let h = Harness()
         let driver = ObserverDriver(pipeline: h.pipeline, log: nil)
@@ -287,7 +291,7 @@ struct TransactionReferenceCases {
             try LayerTransaction.commit()
             #expect(h.log.take() == ["C", "B:committedWithoutAnimations"])
 
-            // Changes made inside the block: new implicit transaction, default settings, next BW.
+            // Changes made inside the block: new implicit transaction, default settings, next BeforeWaiting.
             let v = h.layer("v")
             LayerTransaction.begin()
             try LayerTransaction.setAnimationDuration(.seconds(1))
@@ -303,8 +307,9 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// TX13 Busy loop: BW never comes; flush-if-too-late after the budget (test driver: a source0
-    /// callout per iteration, then the interceptor's `flushIfTooLate()`).
+    /// TX13 A busy loop still commits: kept busy by sources0 it never reaches BeforeWaiting, so each
+    /// source0 callout ends with `flushIfTooLate()`, which commits once the marks are older than the
+    /// budget (test driver: a source0 callout per iteration, then the interceptor's call).
     @Test func case13() throws {
         let h = Harness()
         try h.run {
@@ -360,8 +365,8 @@ struct TransactionReferenceCases {
         }
     }
 
-    /// TX15 Post-commit callbacks: registered during L/D → after this C; from inside a post-commit
-    /// callback → after the next C; registering one does not schedule a flush.
+    /// TX15 Post-commit callbacks: registered during layout or display → after this commit; from
+    /// inside a post-commit callback → after the next commit; registering one schedules no flush.
     @Test func case15() {
         let h = Harness()
         let driver = ObserverDriver(pipeline: h.pipeline, log: nil)

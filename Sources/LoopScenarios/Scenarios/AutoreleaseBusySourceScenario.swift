@@ -1,7 +1,8 @@
 import RunLoopKit
 
 /// A source0 that is signalled again in every perform keeps each pass "handled", so every pass
-/// polls and BeforeWaiting never comes (L-a): the loop-level pool is never popped and
+/// polls and BeforeWaiting never comes (L-a: a polling pass sends neither BeforeWaiting nor
+/// AfterWaiting): the loop-level pool is never popped and
 /// grows by K objects per pass. Per-callout pools (modern CF) keep it flat.
 enum AutoreleaseBusySourceScenario {
     /// Objects autoreleased per pass.

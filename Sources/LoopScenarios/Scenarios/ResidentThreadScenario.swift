@@ -11,7 +11,8 @@ import Musl
 /// The "resident thread" pattern (AFNetworking's network thread): a background thread whose loop
 /// is kept alive by a port source and run in a loop guarded by a keep-running flag; other threads
 /// perform work on it and wait until it is done; it is stopped with the flag plus `stop()`, the
-/// thread exits and its loop is torn down (W6). The other thread's work goes through
+/// thread exits and its loop is torn down (W6: at thread exit the loop's sources, timers and
+/// blocks are dropped and its descriptors closed). The other thread's work goes through
 /// `ScenarioInputs`, so `Scenario.replay` can apply it again on a virtual clock.
 enum ResidentThreadScenario {
     static let jobs = 3
@@ -71,7 +72,8 @@ enum ResidentThreadScenario {
                              + ", jobs so far \(order)")
             }
             // Stop: clear the flag and stop the run from the resident thread itself, so the
-            // flag is always seen (a stop() between two runs would be lost, W1).
+            // flag is always seen (W1: stop() does nothing unless a run is under way, so a stop()
+            // between two runs would be lost).
             inputs.blocks.register("stop", calloutLabel: "stopResidentLoop") {
                 shared.keepRunning.store(false, ordering: .releasing)
                 loop.stop()

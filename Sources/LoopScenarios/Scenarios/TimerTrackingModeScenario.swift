@@ -3,7 +3,8 @@ import RunLoopKit
 /// A timer scheduled in the default mode stops while the loop runs the tracking mode (a
 /// scroll); a timer in the common modes keeps firing. When the default mode runs again, the
 /// default timer fires once for all the ticks it missed, then continues on its original grid
-/// (T5 catch-up coalescing; T10 a timer cannot fire in a mode it is not in).
+/// (T5: a late repeating timer fires once and its missed ticks are dropped; T10: a timer cannot
+/// fire, or wake the loop, in a mode it is not in).
 enum TimerTrackingModeScenario {
     static let scenario = Scenario(
         name: "timer-tracking-mode",
