@@ -167,8 +167,23 @@ struct Guarded<State> {
     fileprivate init(_ pointer: UnsafeMutablePointer<State>) { self.pointer = pointer }
 
     subscript<Field>(dynamicMember field: WritableKeyPath<State, Field>) -> Field {
-        @_transparent unsafeAddress { UnsafePointer(pointer.pointer(to: field).unsafelyUnwrapped) }
-        @_transparent nonmutating unsafeMutableAddress { pointer.pointer(to: field).unsafelyUnwrapped }
+        @_transparent unsafeAddress { UnsafePointer(address(of: field)) }
+        @_transparent nonmutating unsafeMutableAddress { address(of: field) }
+    }
+
+    /// A stored field's address. A key path with no fixed offset (a field of function type,
+    /// stored in a different representation than its key path's) has none: wrap such a field
+    /// in a struct. Debug builds stop on it; release builds trust the fields are stored plainly.
+    @_transparent
+    func address<Field>(of field: WritableKeyPath<State, Field>) -> UnsafeMutablePointer<Field> {
+        #if DEBUG
+        guard let address = pointer.pointer(to: field) else {
+            preconditionFailure("\(field) has no fixed offset in \(State.self): wrap the field in a struct")
+        }
+        return address
+        #else
+        return pointer.pointer(to: field).unsafelyUnwrapped
+        #endif
     }
 
     subscript<Value>(dynamicMember property: KeyPath<State, Value>) -> Value {
