@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "LoopInstruments", targets: ["LoopInstruments"]),
         .library(name: "RunLoopTesting", targets: ["RunLoopTesting"]),
         .library(name: "LoopServices", targets: ["LoopServices"]),
+        // GLib and a Loop hosting each other; reaches GLib at run time (Docs/Hosting.md).
+        .library(name: "RunLoopKitGLib", targets: ["RunLoopKitGLib"]),
         // Opt-in: linking it replaces the process's malloc family (see Docs/Memory.md).
         .library(name: "LoopAllocationCounter", targets: ["LoopAllocationCounter"]),
         .executable(name: "runloopkit", targets: ["runloopkit"]),
@@ -74,6 +76,11 @@ let package = Package(
         .target(name: "LoopServices", dependencies: ["RunLoopKit", "RunLoopCore", "Autorelease", "PThreads", "RunLoopDiagnostics", "CServiceShims"]),
         .executableTarget(name: "runloopkit-echo", dependencies: ["LoopServices", "RunLoopKit", "RunLoopDiagnostics"]),
         .executableTarget(name: "port-soak", dependencies: ["LoopServices"]),
+        // GLib reached at run time: its types and functions declared here, resolved with
+        // dlopen("libglib-2.0.so.0"), so building and testing need no GLib headers.
+        .target(name: "CGLibRuntime", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // GLib hosts a Loop and a Loop hosts GLib (Docs/Hosting.md).
+        .target(name: "RunLoopKitGLib", dependencies: ["CGLibRuntime", "RunLoopCore", "RunLoopDiagnostics", "LoopTime"]),
         // Runs Loop.main on the main thread with @MainActor code, DispatchQueue.main and timers;
         // the MainActorOnMainLoop suite runs it and checks the order.
         .executableTarget(name: "mainactor-probe", dependencies: ["RunLoopCore"]),
@@ -93,6 +100,7 @@ let package = Package(
         .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting", "RunLoopCore", "LoopScenarios", "PThreads",
                                                                 "ScenarioReplay"]),
         .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "RunLoopCore", "LoopInstruments", "PThreads", "RunLoopDiagnostics", "CRunLoopShims"]),
+        .testTarget(name: "RunLoopKitGLibTests", dependencies: ["RunLoopKitGLib", "CGLibRuntime", "RunLoopCore", "RunLoopDiagnostics", "LoopInstruments"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]

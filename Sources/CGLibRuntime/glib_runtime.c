@@ -1,0 +1,111 @@
+#include "CGLibRuntime.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+// One table and one outcome per process: GLib is either there for the whole run or not at all.
+static rlk_glib table;
+static const rlk_glib *loaded;
+static char failure[512];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+// Resolves one GLib function into the table's field of the same name; on the first missing one,
+// records its name (and dlerror's text) and returns 0.
+#define RESOLVE(handle, name)                                                                 \
+    do {                                                                                      \
+        dlerror();                                                                            \
+        void *symbol = dlsym(handle, #name);                                                  \
+        if (symbol == NULL) {                                                                 \
+            const char *why = dlerror();                                                      \
+            snprintf(failure, sizeof failure, "libglib-2.0.so.0 has no %s (%s)", #name,       \
+                     why ? why : "no such symbol");                                           \
+            return 0;                                                                         \
+        }                                                                                     \
+        *(void **)&table.name = symbol;                                                       \
+    } while (0)
+
+static int resolve_all(void *handle) {
+    RESOLVE(handle, g_main_context_new);
+    RESOLVE(handle, g_main_context_default);
+    RESOLVE(handle, g_main_context_ref);
+    RESOLVE(handle, g_main_context_unref);
+    RESOLVE(handle, g_main_context_acquire);
+    RESOLVE(handle, g_main_context_release);
+    RESOLVE(handle, g_main_context_is_owner);
+    RESOLVE(handle, g_main_context_prepare);
+    RESOLVE(handle, g_main_context_query);
+    RESOLVE(handle, g_main_context_check);
+    RESOLVE(handle, g_main_context_dispatch);
+    RESOLVE(handle, g_main_context_iteration);
+    RESOLVE(handle, g_main_context_wakeup);
+    RESOLVE(handle, g_main_context_get_poll_func);
+    RESOLVE(handle, g_main_context_set_poll_func);
+    RESOLVE(handle, g_main_context_invoke);
+    RESOLVE(handle, g_main_context_push_thread_default);
+    RESOLVE(handle, g_main_context_pop_thread_default);
+    RESOLVE(handle, g_main_loop_new);
+    RESOLVE(handle, g_main_loop_run);
+    RESOLVE(handle, g_main_loop_quit);
+    RESOLVE(handle, g_main_loop_is_running);
+    RESOLVE(handle, g_main_loop_unref);
+    RESOLVE(handle, g_source_new);
+    RESOLVE(handle, g_source_attach);
+    RESOLVE(handle, g_source_destroy);
+    RESOLVE(handle, g_source_unref);
+    RESOLVE(handle, g_source_set_callback);
+    RESOLVE(handle, g_source_set_priority);
+    RESOLVE(handle, g_source_set_name);
+    RESOLVE(handle, g_source_set_ready_time);
+    RESOLVE(handle, g_source_add_unix_fd);
+    RESOLVE(handle, g_source_query_unix_fd);
+    RESOLVE(handle, g_idle_source_new);
+    RESOLVE(handle, g_timeout_source_new);
+    RESOLVE(handle, g_unix_fd_source_new);
+    RESOLVE(handle, g_get_monotonic_time);
+    return 1;
+}
+
+static void load_once(void) {
+    // A program linked with GLib (a GTK application) already has the library: dlopen then
+    // returns that very copy, so both sides share one GLib.
+    void *handle = dlopen("libglib-2.0.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        const char *why = dlerror();
+        snprintf(failure, sizeof failure, "GLib is not available: dlopen(\"libglib-2.0.so.0\") failed (%s)",
+                 why ? why : "no reason given");
+        return;
+    }
+    // The handle is kept for the life of the process: GLib cannot be unloaded safely.
+    if (resolve_all(handle)) loaded = &table;
+}
+
+const rlk_glib *rlk_glib_load(const char **error) {
+    int status = pthread_once(&once, load_once);
+    if (status != 0) {
+        snprintf(failure, sizeof failure, "pthread_once failed (error %d)", status);
+        if (error) *error = failure;
+        return NULL;
+    }
+    if (loaded == NULL && error) *error = failure;
+    return loaded;
+}
+
+typedef struct owned_source {
+    rlk_GSourceHeader header;
+    void *owner;
+} owned_source;
+
+rlk_GSource *rlk_glib_owned_source_new(const rlk_glib *glib, const rlk_GSourceFuncs *funcs, void *owner) {
+    rlk_GSource *source = glib->g_source_new(funcs, (unsigned int)sizeof(owned_source));
+    if (source != NULL) ((owned_source *)(void *)source)->owner = owner;
+    return source;
+}
+
+void *rlk_glib_owned_source_owner(rlk_GSource *source) {
+    return ((owned_source *)(void *)source)->owner;
+}
+
+size_t rlk_glib_assumed_gsource_size(void) { return sizeof(rlk_GSourceHeader); }
+size_t rlk_glib_assumed_gsourcefuncs_size(void) { return sizeof(rlk_GSourceFuncs); }
+size_t rlk_glib_assumed_gpollfd_size(void) { return sizeof(rlk_GPollFD); }
