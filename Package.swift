@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting", "RunLoopCore", "LoopScenarios", "PThreads",
                                                                 "ScenarioReplay"]),
         .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "RunLoopCore", "LoopInstruments", "PThreads", "RunLoopDiagnostics", "CRunLoopShims"]),
-        .testTarget(name: "RunLoopKitGLibTests", dependencies: ["RunLoopKitGLib", "CGLibRuntime", "RunLoopCore", "RunLoopDiagnostics", "LoopInstruments"]),
+        .testTarget(name: "RunLoopKitGLibTests", dependencies: ["RunLoopKitGLib", "CGLibRuntime", "RunLoopCore", "RunLoopDiagnostics", "LoopInstruments", "PThreads"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]

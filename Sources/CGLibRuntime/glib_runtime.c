@@ -11,21 +11,21 @@ static char failure[512];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 // Resolves one GLib function into the table's field of the same name; on the first missing one,
-// records its name (and dlerror's text) and returns 0.
+// writes its name (and dlerror's text) into `error` and returns 0.
 #define RESOLVE(handle, name)                                                                 \
     do {                                                                                      \
         dlerror();                                                                            \
         void *symbol = dlsym(handle, #name);                                                  \
         if (symbol == NULL) {                                                                 \
             const char *why = dlerror();                                                      \
-            snprintf(failure, sizeof failure, "libglib-2.0.so.0 has no %s (%s)", #name,       \
+            snprintf(error, capacity, "%s has no %s (%s)", library, #name,                    \
                      why ? why : "no such symbol");                                           \
             return 0;                                                                         \
         }                                                                                     \
-        *(void **)&table.name = symbol;                                                       \
+        *(void **)&out->name = symbol;                                                        \
     } while (0)
 
-static int resolve_all(void *handle) {
+static int resolve_all(void *handle, const char *library, rlk_glib *out, char *error, size_t capacity) {
     RESOLVE(handle, g_main_context_new);
     RESOLVE(handle, g_main_context_default);
     RESOLVE(handle, g_main_context_ref);
@@ -66,18 +66,25 @@ static int resolve_all(void *handle) {
     return 1;
 }
 
-static void load_once(void) {
+int rlk_glib_load_from(const char *library, rlk_glib *out, char *error, size_t capacity) {
     // A program linked with GLib (a GTK application) already has the library: dlopen then
     // returns that very copy, so both sides share one GLib.
-    void *handle = dlopen("libglib-2.0.so.0", RTLD_NOW | RTLD_LOCAL);
+    void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
         const char *why = dlerror();
-        snprintf(failure, sizeof failure, "GLib is not available: dlopen(\"libglib-2.0.so.0\") failed (%s)",
+        snprintf(error, capacity, "GLib is not available: dlopen(\"%s\") failed (%s)", library,
                  why ? why : "no reason given");
-        return;
+        return 0;
     }
+    if (resolve_all(handle, library, out, error, capacity)) return 1;
+    // Nothing of the library is used: let it go (dlclose's failure leaves it loaded, harmless).
+    (void)dlclose(handle);
+    return 0;
+}
+
+static void load_once(void) {
     // The handle is kept for the life of the process: GLib cannot be unloaded safely.
-    if (resolve_all(handle)) loaded = &table;
+    if (rlk_glib_load_from("libglib-2.0.so.0", &table, failure, sizeof failure)) loaded = &table;
 }
 
 const rlk_glib *rlk_glib_load(const char **error) {

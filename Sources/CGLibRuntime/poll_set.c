@@ -20,3 +20,4 @@ int rlk_glib_epoll_control(int epfd, rlk_glib_epoll_op op, int fd, unsigned int 
     errno = EINVAL;
     return -1;
 }
+

@@ -96,6 +96,8 @@ public final class GLibContextOnLoop {
     /// ``degradedPollInterval`` until a rebuild succeeds.
     private var degraded = false
     private static let degradedPollInterval: Int32 = 10
+    /// How many times the descriptor set was rebuilt (for the tests).
+    private(set) var descriptorSetRebuilds = 0
 
     /// True from attaching until ``detach()``.
     public var isAttached: Bool { items != nil }
@@ -278,6 +280,7 @@ public final class GLibContextOnLoop {
             self.items = items
             descriptors = fresh
             degraded = false
+            descriptorSetRebuilds += 1
         } catch {
             Diagnostics.report(.error, .glibSystemCallFailed,
                                "rebuilding GLib's descriptor set: \(error); GLib is polled every \(Self.degradedPollInterval) ms until it succeeds")

@@ -132,6 +132,10 @@ typedef struct rlk_glib {
 /// functions is missing; `*error` is then a message naming what failed (static storage).
 const rlk_glib *_Nullable rlk_glib_load(const char *_Nullable *_Nonnull error);
 
+/// The work of rlk_glib_load for any library name, into `out`; returns 1, or 0 with a message in
+/// `error` (the tests use it to see the messages a machine without GLib gets).
+int rlk_glib_load_from(const char *library, rlk_glib *out, char *error, size_t capacity);
+
 /// A GSource with one pointer of ours after GLib's fields: `g_source_new(funcs, size)` with the
 /// size of that struct, and the pointer set to `owner`. NULL when g_source_new refuses.
 rlk_GSource *_Nullable rlk_glib_owned_source_new(const rlk_glib *_Nonnull glib, const rlk_GSourceFuncs *_Nonnull funcs,
