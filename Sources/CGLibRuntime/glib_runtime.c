@@ -52,6 +52,7 @@ static int resolve_all(void *handle, const char *library, rlk_glib *out, char *e
     RESOLVE(handle, g_source_new);
     RESOLVE(handle, g_source_attach);
     RESOLVE(handle, g_source_destroy);
+    RESOLVE(handle, g_main_context_find_source_by_id);
     RESOLVE(handle, g_source_unref);
     RESOLVE(handle, g_source_set_callback);
     RESOLVE(handle, g_source_set_priority);
@@ -59,10 +60,12 @@ static int resolve_all(void *handle, const char *library, rlk_glib *out, char *e
     RESOLVE(handle, g_source_set_ready_time);
     RESOLVE(handle, g_source_add_unix_fd);
     RESOLVE(handle, g_source_query_unix_fd);
+    RESOLVE(handle, g_source_remove_unix_fd);
     RESOLVE(handle, g_idle_source_new);
     RESOLVE(handle, g_timeout_source_new);
     RESOLVE(handle, g_unix_fd_source_new);
     RESOLVE(handle, g_get_monotonic_time);
+    RESOLVE(handle, g_poll);
     return 1;
 }
 
@@ -98,19 +101,50 @@ const rlk_glib *rlk_glib_load(const char **error) {
     return loaded;
 }
 
+// A source of ours: GLib's fields, then what GLib's calls are forwarded to.
 typedef struct owned_source {
     rlk_GSourceHeader header;
+    rlk_glib_source_callbacks callbacks;
     void *owner;
 } owned_source;
 
-rlk_GSource *rlk_glib_owned_source_new(const rlk_glib *glib, const rlk_GSourceFuncs *funcs, void *owner) {
-    rlk_GSource *source = glib->g_source_new(funcs, (unsigned int)sizeof(owned_source));
-    if (source != NULL) ((owned_source *)(void *)source)->owner = owner;
-    return source;
+static int owned_prepare(rlk_GSource *source, int *timeout) {
+    owned_source *owned = (owned_source *)(void *)source;
+    return owned->callbacks.prepare(owned->owner, timeout);
 }
 
-void *rlk_glib_owned_source_owner(rlk_GSource *source) {
-    return ((owned_source *)(void *)source)->owner;
+static int owned_check(rlk_GSource *source) {
+    owned_source *owned = (owned_source *)(void *)source;
+    return owned->callbacks.check(owned->owner);
+}
+
+static int owned_dispatch(rlk_GSource *source, rlk_GSourceFunc callback, void *user_data) {
+    (void)callback;
+    (void)user_data;
+    owned_source *owned = (owned_source *)(void *)source;
+    owned->callbacks.dispatch(owned->owner);
+    return 1;  // G_SOURCE_CONTINUE: the owner destroys the source when it is done
+}
+
+static void owned_finalize(rlk_GSource *source) {
+    owned_source *owned = (owned_source *)(void *)source;
+    owned->callbacks.finalize(owned->owner);
+}
+
+static rlk_GSourceFuncs owned_functions = {
+    .prepare = owned_prepare,
+    .check = owned_check,
+    .dispatch = owned_dispatch,
+    .finalize = owned_finalize,
+};
+
+rlk_GSource *rlk_glib_owned_source_new(const rlk_glib *glib, rlk_glib_source_callbacks callbacks, void *owner) {
+    rlk_GSource *source = glib->g_source_new(&owned_functions, (unsigned int)sizeof(owned_source));
+    if (source == NULL) return NULL;
+    owned_source *owned = (owned_source *)(void *)source;
+    owned->callbacks = callbacks;
+    owned->owner = owner;
+    return source;
 }
 
 size_t rlk_glib_assumed_gsource_size(void) { return sizeof(rlk_GSourceHeader); }

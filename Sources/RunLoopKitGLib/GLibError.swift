@@ -18,6 +18,9 @@ public enum GLibError: Error, CustomStringConvertible, Equatable, Sendable {
     case systemCall(SystemCallError)
     /// The loop refused an item of the bridge (see ``Loop/AddOutcome``).
     case itemRefused(String)
+    /// This thread already hosts a loop in a GLib context: GLib's poll function cannot tell
+    /// two apart.
+    case alreadyHostingOnThisThread
 
     public var description: String {
         switch self {
@@ -28,6 +31,7 @@ public enum GLibError: Error, CustomStringConvertible, Equatable, Sendable {
         case .sourceNotCreated: return "g_source_new returned NULL"
         case .systemCall(let failure): return failure.description
         case .itemRefused(let what): return "the loop refused \(what)"
+        case .alreadyHostingOnThisThread: return "this thread already hosts a loop in a GLib context"
         }
     }
 }

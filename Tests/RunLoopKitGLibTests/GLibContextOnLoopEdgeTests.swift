@@ -54,6 +54,7 @@ struct GLibContextOnLoopEdgeTests {
     @Test("Detaching removes every item and releases the context")
     func detachRemovesEverything() throws {
         let fixture = try Fixture()
+        defer { fixture.close() }
         #expect(!fixture.loop.isFinished(mode: .default))
         #expect(fixture.sources.glib.pointee.g_main_context_is_owner(fixture.context.pointer) != 0)
         fixture.glib.detach()
@@ -67,6 +68,7 @@ struct GLibContextOnLoopEdgeTests {
     @Test("A descriptor number GLib closes and reuses for another file between two waits is still watched (the set is rebuilt)")
     func reusedDescriptorNumberIsWatched() throws {
         let fixture = try Fixture()
+        defer { fixture.close() }
         let first = try Pipe()
         let firstSource = fixture.sources.readable(first.read, on: fixture.context) { true }
         // One wait registers the first pipe in the set.
@@ -80,12 +82,11 @@ struct GLibContextOnLoopEdgeTests {
         defer { second.close() }
         #expect(dup2(second.read, number) == number)
         defer { _ = close(number) }
-        let secondSource = fixture.sources.readable(number, on: fixture.context) {
+        fixture.sources.readable(number, on: fixture.context) {
             second.readByte()
             fixture.loop.stop()
             return true
         }
-        defer { fixture.sources.destroy(secondSource) }
         let writer = LoopObserver(activities: .beforeWaiting, order: Int.max, label: "writer") { _, _ in
             DispatchQueue.global().async { second.writeByte() }
         }
@@ -97,16 +98,16 @@ struct GLibContextOnLoopEdgeTests {
     @Test("A regular file in GLib's set (epoll refuses it; poll calls it ready) keeps the loop from sleeping, as it keeps GLib")
     func regularFileIsAlwaysReady() throws {
         let fixture = try Fixture()
+        defer { fixture.close() }
         var template = Array("/tmp/rlk-glib-XXXXXX".utf8CString)
         let fd = mkstemp(&template)
         #expect(fd >= 0)
         defer { _ = close(fd); _ = unlink(template) }
-        let source = fixture.sources.readable(fd, on: fixture.context) {
+        fixture.sources.readable(fd, on: fixture.context) {
             fixture.recorder.log("readable")
             fixture.loop.stop()
             return true
         }
-        defer { fixture.sources.destroy(source) }
         #expect(fixture.run() == .stopped)
         // BeforeWaiting wakes the loop, whose wait returns at once; then GLib's check finds the
         // file ready.
@@ -118,6 +119,7 @@ struct GLibContextOnLoopEdgeTests {
     @Test("A nested loop run inside a GLib callback iterates GLib too; the dispatching source is not re-entered")
     func nestedRunInsideGLibCallback() throws {
         let fixture = try Fixture()
+        defer { fixture.close() }
         var order: [String] = []
         fixture.sources.idle(on: fixture.context) {
             order.append("outer idle")

@@ -32,15 +32,19 @@ struct GLibContextOnLoopTests {
 
         func run() -> Loop.RunResult { loop.run(mode: .default, timeout: .seconds(10)) }
 
-        deinit {
+        /// Detaches, tears the loop down and destroys the test's GLib sources, whose closures
+        /// capture the fixture (so this cannot wait for deinit).
+        func close() {
             glib.detach()
             loop.tearDown()
+            sources.destroyAll()
         }
     }
 
     @Test("An idle GLib source dispatches in the first pass, inside the source0 'GLib dispatch'; the pass does not sleep")
     func idleSourceDispatchesInLoopCallout() throws {
         let fixture = try Fixture()
+        defer { fixture.close() }
         fixture.sources.idle(on: fixture.context) {
             fixture.recorder.log("idle")
             fixture.loop.stop()
@@ -55,6 +59,7 @@ struct GLibContextOnLoopTests {
     @Test("A GLib timeout wakes the sleeping loop through the timer 'GLib timeout', after BeforeWaiting's query")
     func timeoutFiresThroughLoopTimer() throws {
         let fixture = try Fixture()
+        defer { fixture.close() }
         let start = MonotonicClock.shared.now
         fixture.sources.timeout(milliseconds: 20, on: fixture.context) {
             fixture.recorder.log("timeout")
@@ -71,15 +76,15 @@ struct GLibContextOnLoopTests {
     @Test("A descriptor of a GLib source, made readable by another thread, wakes the loop through 'GLib descriptors'")
     func descriptorWakesLoop() throws {
         let fixture = try Fixture()
+        defer { fixture.close() }
         let pipe = try Pipe()
         defer { pipe.close() }
-        let source = fixture.sources.readable(pipe.read, on: fixture.context) {
+        fixture.sources.readable(pipe.read, on: fixture.context) {
             pipe.readByte()
             fixture.recorder.log("readable")
             fixture.loop.stop()
             return true
         }
-        defer { fixture.sources.destroy(source) }
         // The write happens once the loop is asleep: from BeforeWaiting's last observer on.
         let writer = LoopObserver(activities: .beforeWaiting, repeats: false, order: Int.max, label: "writer") { _, _ in
             DispatchQueue.global().async { pipe.writeByte() }
@@ -94,10 +99,10 @@ struct GLibContextOnLoopTests {
     @Test("GLib's wake-up descriptor, signalled when a descriptor is added on its own thread, is acknowledged before the loop sleeps")
     func addedDescriptorDoesNotWakeLoop() throws {
         let fixture = try Fixture()
+        defer { fixture.close() }
         let pipe = try Pipe()
         defer { pipe.close() }
-        let source = fixture.sources.readable(pipe.read, on: fixture.context) { true }
-        defer { fixture.sources.destroy(source) }
+        fixture.sources.readable(pipe.read, on: fixture.context) { true }
         let start = MonotonicClock.shared.now
         #expect(fixture.loop.run(mode: .default, timeout: .milliseconds(30)) == .timedOut)
         #expect(start.duration(to: MonotonicClock.shared.now) >= .milliseconds(30))
@@ -109,6 +114,7 @@ struct GLibContextOnLoopTests {
     @Test("g_main_context_invoke from another thread wakes the sleeping loop (GLib's wake-up descriptor is in the set)")
     func crossThreadInvokeWakesLoop() throws {
         let fixture = try Fixture()
+        defer { fixture.close() }
         let box = Unmanaged.passRetained(fixture).toOpaque()
         let invoke: rlk_GSourceFunc = { data in
             let fixture = Unmanaged<Fixture>.fromOpaque(data!).takeRetainedValue()
@@ -136,6 +142,7 @@ struct GLibContextOnLoopTests {
     @Test("A GLib source attached by a loop callout of this pass is seen before the loop sleeps (BeforeWaiting's query wakes it)")
     func sourceAttachedDuringPassIsNotLost() throws {
         let fixture = try Fixture()
+        defer { fixture.close() }
         let bound = LoopBound(fixture, loop: fixture.loop)
         let source = LoopSource(label: "attach idle") {
             let fixture = bound.value
@@ -160,6 +167,7 @@ struct GLibContextOnLoopTests {
     @Test("An idle GLib source attached by a BeforeWaiting observer makes the wait return at once, and runs next pass")
     func sourceAttachedAtBeforeWaitingWakesLoop() throws {
         let fixture = try Fixture()
+        defer { fixture.close() }
         let bound = LoopBound(fixture, loop: fixture.loop)
         let attacher = LoopObserver(activities: .beforeWaiting, repeats: false, order: 2_000_000, label: "commit") { _, _ in
             let fixture = bound.value

@@ -8,9 +8,12 @@ import Glibc
 
 /// GLib sources for the tests, made through the bridge's run-time table: a Swift closure as a
 /// GSource callback (the closure returns whether the source stays), kept alive by the source
-/// and released by GLib's destroy notify.
-struct GLibSources {
+/// and released by GLib's destroy notify. ``destroyAll()`` destroys every source made, which
+/// releases the closures (they often capture the fixture that owns the context).
+final class GLibSources {
     let glib: UnsafePointer<rlk_glib>
+    /// Every source made, with a reference of this object's.
+    private var made: [OpaquePointer] = []
 
     init() throws {
         glib = try GLibLibrary.load()
@@ -40,7 +43,7 @@ struct GLibSources {
         glib.pointee.g_source_set_callback(source, Self.trampoline, data, Self.release)
         if let name { glib.pointee.g_source_set_name(source, name) }
         let id = glib.pointee.g_source_attach(source, context.pointer)
-        glib.pointee.g_source_unref(source)
+        made.append(source)
         return id
     }
 
@@ -57,6 +60,7 @@ struct GLibSources {
     }
 
     /// `g_unix_fd_add` for readability of `fd` on `context`. The source does not own `fd`.
+    @discardableResult
     func readable(_ fd: Int32, on context: GLibMainContext, _ body: @escaping () -> Bool) -> OpaquePointer {
         let source = glib.pointee.g_unix_fd_source_new(fd, UInt32(RLK_G_IO_IN))
         let data = Unmanaged.passRetained(Callback(body)).toOpaque()
@@ -64,12 +68,28 @@ struct GLibSources {
         glib.pointee.g_source_set_callback(source, unsafeBitCast(Self.descriptorTrampoline, to: rlk_GSourceFunc.self),
                                            data, Self.release)
         _ = glib.pointee.g_source_attach(source, context.pointer)
-        return source   // the caller destroys and unrefs it
+        made.append(source)
+        return source
     }
 
+    /// Destroys the source `id` of `context` (`g_source_remove` for a context of one's own).
+    func removeSource(id: UInt32, from context: GLibMainContext) {
+        guard let source = glib.pointee.g_main_context_find_source_by_id(context.pointer, id) else { return }
+        glib.pointee.g_source_destroy(source)
+    }
+
+    /// Destroys `source` (it stays referenced until ``destroyAll()``).
     func destroy(_ source: OpaquePointer) {
         glib.pointee.g_source_destroy(source)
-        glib.pointee.g_source_unref(source)
+    }
+
+    /// Destroys and lets go of every source made.
+    func destroyAll() {
+        for source in made {
+            glib.pointee.g_source_destroy(source)
+            glib.pointee.g_source_unref(source)
+        }
+        made.removeAll()
     }
 }
 

@@ -113,6 +113,8 @@ typedef struct rlk_glib {
     rlk_GSource *_Nullable (*_Nonnull g_source_new)(const rlk_GSourceFuncs *funcs, unsigned int struct_size);
     unsigned int (*_Nonnull g_source_attach)(rlk_GSource *source, rlk_GMainContext *context);
     void (*_Nonnull g_source_destroy)(rlk_GSource *source);
+    rlk_GSource *_Nullable (*_Nonnull g_main_context_find_source_by_id)(rlk_GMainContext *context,
+                                                                      unsigned int source_id);
     void (*_Nonnull g_source_unref)(rlk_GSource *source);
     void (*_Nonnull g_source_set_callback)(rlk_GSource *source, rlk_GSourceFunc func, void *_Nullable data,
                                   rlk_GDestroyNotify _Nullable notify);
@@ -121,10 +123,12 @@ typedef struct rlk_glib {
     void (*_Nonnull g_source_set_ready_time)(rlk_GSource *source, int64_t ready_time);
     void *_Nonnull (*_Nonnull g_source_add_unix_fd)(rlk_GSource *source, int fd, unsigned int events);
     unsigned int (*_Nonnull g_source_query_unix_fd)(rlk_GSource *source, void *tag);
+    void (*_Nonnull g_source_remove_unix_fd)(rlk_GSource *source, void *tag);
     rlk_GSource *_Nonnull (*_Nonnull g_idle_source_new)(void);
     rlk_GSource *_Nonnull (*_Nonnull g_timeout_source_new)(unsigned int interval_ms);
     rlk_GSource *_Nonnull (*_Nonnull g_unix_fd_source_new)(int fd, unsigned int condition);
     int64_t (*_Nonnull g_get_monotonic_time)(void);
+    int (*_Nonnull g_poll)(rlk_GPollFD *fds, unsigned int nfds, int timeout);
 } rlk_glib;
 
 /// Loads libglib-2.0.so.0 and resolves every function of `rlk_glib`, once per process (later
@@ -136,12 +140,20 @@ const rlk_glib *_Nullable rlk_glib_load(const char *_Nullable *_Nonnull error);
 /// `error` (the tests use it to see the messages a machine without GLib gets).
 int rlk_glib_load_from(const char *library, rlk_glib *out, char *error, size_t capacity);
 
-/// A GSource with one pointer of ours after GLib's fields: `g_source_new(funcs, size)` with the
-/// size of that struct, and the pointer set to `owner`. NULL when g_source_new refuses.
-rlk_GSource *_Nullable rlk_glib_owned_source_new(const rlk_glib *_Nonnull glib, const rlk_GSourceFuncs *_Nonnull funcs,
+/// What a source made by rlk_glib_owned_source_new does in each of GLib's calls; each gets the
+/// `owner` pointer given at creation. `finalize` runs when GLib frees the source.
+typedef struct rlk_glib_source_callbacks {
+    int (*_Nonnull prepare)(void *_Nullable owner, int *timeout);
+    int (*_Nonnull check)(void *_Nullable owner);
+    void (*_Nonnull dispatch)(void *_Nullable owner);
+    void (*_Nonnull finalize)(void *_Nullable owner);
+} rlk_glib_source_callbacks;
+
+/// A GSource whose prepare, check, dispatch and finalize are `callbacks` (copied into the
+/// source) called with `owner`: g_source_new with the size of GLib's fields plus ours. NULL
+/// when g_source_new refuses.
+rlk_GSource *_Nullable rlk_glib_owned_source_new(const rlk_glib *glib, rlk_glib_source_callbacks callbacks,
                                                  void *_Nullable owner);
-/// The pointer given to rlk_glib_owned_source_new.
-void *_Nullable rlk_glib_owned_source_owner(rlk_GSource *_Nonnull source);
 
 /// What rlk_glib_epoll_control does with a descriptor.
 typedef enum rlk_glib_epoll_op {
@@ -157,6 +169,25 @@ int rlk_glib_epoll_create(void);
 /// same values as EPOLLIN, EPOLLPRI, EPOLLOUT), level-triggered, the event's data being `fd`.
 /// Returns 0, or -1 with errno set.
 int rlk_glib_epoll_control(int epfd, rlk_glib_epoll_op op, int fd, unsigned int events);
+
+/// What a context's poll function tells the Loop GLib hosts: that GLib is about to block in its
+/// poll (a non-zero timeout) and that it is back. `previous` is the poll function the context
+/// had, which does the polling.
+typedef struct rlk_glib_sleep_hooks {
+    void *_Nullable owner;
+    void (*_Nonnull will_sleep)(void *_Nullable owner);
+    void (*_Nonnull did_wake)(void *_Nullable owner);
+    rlk_GPollFunc _Nonnull previous;
+} rlk_glib_sleep_hooks;
+
+/// Sets (or clears, with NULL) the calling thread's hooks. The hooks stay owned by the caller.
+void rlk_glib_set_sleep_hooks(rlk_glib_sleep_hooks *_Nullable hooks);
+/// The calling thread's hooks, or NULL.
+rlk_glib_sleep_hooks *_Nullable rlk_glib_sleep_hooks_current(void);
+/// A GPollFunc for g_main_context_set_poll_func: calls the calling thread's hooks around
+/// `previous` when the timeout is not zero; without hooks on this thread (another thread
+/// iterates the context) it is g_poll.
+int rlk_glib_hooked_poll(rlk_GPollFD *fds, unsigned int nfds, int timeout);
 
 /// The sizes and offsets this header assumes, for the check against GLib's real headers.
 size_t rlk_glib_assumed_gsource_size(void);
