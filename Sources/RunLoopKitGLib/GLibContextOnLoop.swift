@@ -35,7 +35,7 @@ extension Loop {
     }
 }
 
-/// A GLib main context iterated by a ``RunLoopCore/Loop`` mode: the loop does the waiting, GLib
+/// A GLib main context iterated by a `Loop` mode: the loop does the waiting, GLib
 /// the rest of its iteration.
 ///
 /// What runs when, in one pass of the mode (`Docs/Hosting.md` has the figure):

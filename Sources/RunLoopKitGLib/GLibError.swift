@@ -16,7 +16,7 @@ public enum GLibError: Error, CustomStringConvertible, Equatable, Sendable {
     case sourceNotCreated
     /// A system call failed; nothing was changed.
     case systemCall(SystemCallError)
-    /// The loop refused an item of the bridge (see ``Loop/AddOutcome``).
+    /// The loop refused an item of the bridge (see `Loop.AddOutcome`).
     case itemRefused(String)
     /// This thread already hosts a loop in a GLib context: GLib's poll function cannot tell
     /// two apart.

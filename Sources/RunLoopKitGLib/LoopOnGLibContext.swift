@@ -2,7 +2,7 @@ import CGLibRuntime
 import RunLoopCore
 import RunLoopDiagnostics
 
-/// A ``RunLoopCore/Loop`` driven by a GLib main context: GLib does the waiting (in
+/// A `Loop` driven by a GLib main context: GLib does the waiting (in
 /// `g_main_loop_run`, as a GTK application does), the loop runs its passes inside GLib's
 /// iteration — so `Loop.main` with `@MainActor` jobs, `DispatchQueue.main`, timers, observers,
 /// pools and commits keeps working under GTK, with no polling.
