@@ -142,6 +142,23 @@ let package = Package(
                 + ["BenchPasses"],
             path: "Tools/AllocationOverhead"
         ),
+        // GLib's main loop on the main thread with the swift-cross-ui run loop tickler and with
+        // g_main_context_invoke (issue 30): hop latency and idle wake-ups; Docs/Hosting.md.
+        .target(
+            name: "CGLibHostingPeer",
+            path: "Support/CGLibHostingPeer",
+            cSettings: [.unsafeFlags([
+                "-I/usr/include/glib-2.0",
+                "-I/usr/lib/x86_64-linux-gnu/glib-2.0/include",
+                "-I/usr/lib/aarch64-linux-gnu/glib-2.0/include",
+            ])],
+            linkerSettings: [.linkedLibrary("glib-2.0")]
+        ),
+        .executableTarget(
+            name: "glib-hosting",
+            dependencies: ["BenchPasses", "CBenchSupport", "CGLibHostingPeer"],
+            path: "Tools/GLibHosting"
+        ),
         benchmarkTarget("AutoreleaseBenchmarks", libraries: ["Autorelease"], support: ["CGNUstepPeer"]),
         benchmarkTarget("TransactionBenchmarks", libraries: ["Transactions"]),
     ],
