@@ -24,10 +24,5 @@ int rlk_glib_hooked_poll(rlk_GPollFD *fds, unsigned int nfds, int timeout) {
         return glib->g_poll(fds, nfds, timeout);
     }
     if (timeout == 0) return hooks->previous(fds, nfds, timeout);
-    hooks->will_sleep(hooks->owner);
-    int ready = hooks->previous(fds, nfds, timeout);
-    int saved = errno;
-    hooks->did_wake(hooks->owner);
-    errno = saved;
-    return ready;
+    return hooks->sleeping_poll(hooks->owner, fds, nfds, timeout);
 }

@@ -1,6 +1,11 @@
 import CGLibRuntime
 import RunLoopCore
 import RunLoopDiagnostics
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A `Loop` driven by a GLib main context: GLib does the waiting (in
 /// `g_main_loop_run`, as a GTK application does), the loop runs its passes inside GLib's
@@ -44,7 +49,12 @@ public final class LoopOnGLibContext {
     /// GLib's monotonic time (microseconds) at which the loop's next timer is due; nil: none.
     private var deadline: Int64?
     private let hooks: UnsafeMutablePointer<rlk_glib_sleep_hooks>
-    private var previousPoll: rlk_GPollFunc?
+    /// The second look at GLib inside a sleeping poll (see ``sleepingPoll(_:_:_:)``).
+    private var recheck: GLibIteration
+    /// Inside that second look: the source's prepare answers from what it said before.
+    private var rechecking = false
+    /// GLib's records and the ones the second look added, polled together.
+    private var combined: [rlk_GPollFD] = []
 
     /// What the bridge counted since it was attached (for benchmarks and tests).
     public struct Counts: Sendable, Equatable {
@@ -68,8 +78,9 @@ public final class LoopOnGLibContext {
         self.priority = priority
         self.glib = context.glib
         self.beginRun = beginRun
+        recheck = GLibIteration(glib: context.glib, context: context.pointer)
         hooks = .allocate(capacity: 1)
-        hooks.initialize(to: rlk_glib_sleep_hooks(owner: nil, will_sleep: Self.willSleep, did_wake: Self.didWake,
+        hooks.initialize(to: rlk_glib_sleep_hooks(owner: nil, sleeping_poll: Self.sleepingPoll,
                                                   previous: context.glib.pointee.g_poll))
         try install()
     }
@@ -93,11 +104,9 @@ public final class LoopOnGLibContext {
         Unmanaged<LoopOnGLibContext>.fromOpaque(owner!).takeUnretainedValue()
     }
 
-    private static let willSleep: @convention(c) (UnsafeMutableRawPointer?) -> Void = { owner in
-        Unmanaged<LoopOnGLibContext>.fromOpaque(owner!).takeUnretainedValue().hostWillSleep()
-    }
-    private static let didWake: @convention(c) (UnsafeMutableRawPointer?) -> Void = { owner in
-        Unmanaged<LoopOnGLibContext>.fromOpaque(owner!).takeUnretainedValue().hostDidWake()
+    private static let sleepingPoll: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<rlk_GPollFD>, UInt32, Int32) -> Int32 = {
+        owner, fds, count, timeout in
+        Unmanaged<LoopOnGLibContext>.fromOpaque(owner!).takeUnretainedValue().sleepingPoll(fds, count, timeout)
     }
 
     private func install() throws(GLibError) {
@@ -151,6 +160,11 @@ public final class LoopOnGLibContext {
             timeout.pointee = -1
             return false
         }
+        if rechecking {
+            // GLib is asleep on the loop's behalf: what the loop said still holds.
+            timeout.pointee = deadline.map { Self.milliseconds(until: $0, now: glib.pointee.g_get_monotonic_time()) } ?? -1
+            return false
+        }
         counts.prepares += 1
         let run = currentRun()
         guard let wait = run.prepare() else {
@@ -187,14 +201,57 @@ public final class LoopOnGLibContext {
         runEnded?(result)
     }
 
-    private func hostWillSleep() {
-        guard let run else { return }
+    /// A poll in which GLib may block: BeforeWaiting, the poll, AfterWaiting.
+    ///
+    /// GLib decided this poll's descriptors and timeout before BeforeWaiting's callouts ran, and
+    /// those may attach GLib sources (a commit that updates a GTK widget queues a redraw, a GLib
+    /// timeout). So after BeforeWaiting GLib is prepared and queried once more: the poll is
+    /// bounded by the earlier of both timeouts (zero if a source is ready now) and also watches
+    /// the descriptors added meanwhile. What the second look finds is dispatched by GLib's next
+    /// iteration, which this poll's early return brings about.
+    private func sleepingPoll(_ fds: UnsafeMutablePointer<rlk_GPollFD>, _ count: UInt32, _ timeout: Int32) -> Int32 {
+        let previous = hooks.pointee.previous
+        guard let run else { return previous(fds, count, timeout) }
         counts.sleeps += 1
         run.hostWillSleep()
+        var timeout = timeout
+        rechecking = true
+        let again = recheck.prepare()
+        let later = recheck.query(priority: again.priority)
+        rechecking = false
+        if again.ready || later == 0 {
+            timeout = 0
+        } else if later > 0 {
+            timeout = timeout < 0 ? later : min(timeout, later)
+        }
+        let polled = pollWithAdded(fds, Int(count), timeout, previous: previous)
+        let saved = errno
+        run.hostDidWake()
+        errno = saved
+        return polled
     }
 
-    private func hostDidWake() {
-        run?.hostDidWake()
+    /// Polls GLib's `fds` together with the descriptors the second look listed that they lack;
+    /// writes the readiness of GLib's own back into `fds`.
+    private func pollWithAdded(_ fds: UnsafeMutablePointer<rlk_GPollFD>, _ count: Int, _ timeout: Int32,
+                               previous: rlk_GPollFunc) -> Int32 {
+        let glibs = UnsafeMutableBufferPointer(start: fds, count: count)
+        func isAdded(_ record: rlk_GPollFD) -> Bool { !glibs.contains { $0.fd == record.fd } }
+        guard recheck.withRecords({ $0.contains(where: isAdded) }) else { return previous(fds, UInt32(count), timeout) }
+        combined.removeAll(keepingCapacity: true)
+        combined.append(contentsOf: glibs)
+        recheck.withRecords { records in
+            for record in records where isAdded(record) { combined.append(record) }
+        }
+        let total = UInt32(combined.count)
+        let polled = combined.withUnsafeMutableBufferPointer { previous($0.baseAddress!, total, timeout) }
+        guard polled >= 0 else { return polled }
+        var ready: Int32 = 0
+        for index in 0..<count {
+            fds[index].revents = combined[index].revents
+            if combined[index].revents != 0 { ready += 1 }
+        }
+        return ready
     }
 
     /// The run in progress, or a new one when the last ended.
@@ -204,6 +261,12 @@ public final class LoopOnGLibContext {
         self.run = run
         watch(run.descriptor)
         return run
+    }
+
+    /// Milliseconds from `now` to `deadline` (GLib's monotonic microseconds), rounded up; 0 when
+    /// it has passed.
+    private static func milliseconds(until deadline: Int64, now: Int64) -> Int32 {
+        deadline <= now ? 0 : Int32(clamping: (deadline - now + 999) / 1000)
     }
 
     private static func microseconds(roundingUp duration: Duration) -> Int64 {

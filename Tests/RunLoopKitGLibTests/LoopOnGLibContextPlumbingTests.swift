@@ -21,6 +21,8 @@ struct LoopOnGLibContextPlumbingTests {
         var deadline: LoopInstant?
         var log: [String] = []
         var onDispatch: () -> Loop.RunResult? = { nil }
+        /// Called in hostWillSleep, as a BeforeWaiting observer would be.
+        var onSleep: () -> Void = {}
 
         init(pipe: Pipe, waits: [Duration?]) {
             self.pipe = pipe
@@ -33,7 +35,10 @@ struct LoopOnGLibContextPlumbingTests {
             if let deadline { return max(.zero, MonotonicClock.shared.now.duration(to: deadline)) }
             return waits.count > 1 ? waits.removeFirst() : waits.first ?? nil
         }
-        func hostWillSleep() { log.append("sleep") }
+        func hostWillSleep() {
+            log.append("sleep")
+            onSleep()
+        }
         func hostDidWake() { log.append("wake") }
         func dispatch() -> Loop.RunResult? {
             log.append("dispatch")
@@ -68,6 +73,13 @@ struct LoopOnGLibContextPlumbingTests {
 
         func quit() { sources.glib.pointee.g_main_loop_quit(mainLoop) }
 
+        /// Runs GLib iterations that do not block until none dispatches anything: what is
+        /// pending (GLib's wake-up descriptor, signalled when a descriptor was added) is consumed.
+        func settle() {
+            var rounds = 0
+            while sources.glib.pointee.g_main_context_iteration(context.pointer, 0) != 0 && rounds < 10 { rounds += 1 }
+        }
+
         /// Runs GLib's main loop until a callback quits it (or 10 s pass: then false).
         func runGLib() -> Bool {
             var timedOut = false
@@ -85,6 +97,7 @@ struct LoopOnGLibContextPlumbingTests {
         /// run and GLib capture the fixture, so this cannot wait for deinit.
         func close() {
             run.onDispatch = { nil }
+            run.onSleep = {}
             bridge?.end()
             bridge = nil
             sources.destroyAll()
@@ -134,6 +147,47 @@ struct LoopOnGLibContextPlumbingTests {
         // again for the rest.
         #expect(fixture.run.log.suffix(4) == ["prepare", "sleep", "wake", "dispatch"])
         #expect(!fixture.run.log.dropLast().contains("dispatch"))
+    }
+
+    @Test("A GLib source attached at BeforeWaiting (inside GLib's poll) is not missed: GLib's poll is bounded by it")
+    func sourceAttachedAtBeforeWaitingCounts() throws {
+        let fixture = try Fixture(waits: [nil])
+        defer { fixture.close() }
+        fixture.settle()
+        var attached = false
+        fixture.run.onSleep = {
+            // A commit that updates a GTK widget attaches GLib sources here (a redraw).
+            guard !attached else { return }
+            attached = true
+            fixture.sources.timeout(milliseconds: 5, on: fixture.context) {
+                fixture.quit()
+                return false
+            }
+        }
+        let start = MonotonicClock.shared.now
+        #expect(fixture.runGLib())
+        #expect(start.duration(to: MonotonicClock.shared.now) < .seconds(5))
+        #expect(fixture.bridge.counts.sleeps >= 1)
+    }
+
+    @Test("A descriptor GLib adds at BeforeWaiting is polled in the same sleep")
+    func descriptorAddedAtBeforeWaitingCounts() throws {
+        let fixture = try Fixture(waits: [nil])
+        defer { fixture.close() }
+        let pipe = try Pipe()
+        defer { pipe.close() }
+        pipe.writeByte()
+        fixture.settle()
+        var attached = false
+        fixture.run.onSleep = {
+            guard !attached else { return }
+            attached = true
+            fixture.sources.readable(pipe.read, on: fixture.context) {
+                fixture.quit()
+                return false
+            }
+        }
+        #expect(fixture.runGLib())
     }
 
     @Test("A run that ends is reported to runEnded; the next GLib iteration begins a new one")

@@ -170,13 +170,13 @@ int rlk_glib_epoll_create(void);
 /// Returns 0, or -1 with errno set.
 int rlk_glib_epoll_control(int epfd, rlk_glib_epoll_op op, int fd, unsigned int events);
 
-/// What a context's poll function tells the Loop GLib hosts: that GLib is about to block in its
-/// poll (a non-zero timeout) and that it is back. `previous` is the poll function the context
-/// had, which does the polling.
+/// A context's poll function that hands the polls in which GLib may block to the Loop GLib
+/// hosts: `sleeping_poll` gets every poll with a non-zero timeout (it does BeforeWaiting, the
+/// poll — with `previous`, the poll function the context had — and AfterWaiting); polls with a
+/// zero timeout go straight to `previous`.
 typedef struct rlk_glib_sleep_hooks {
     void *_Nullable owner;
-    void (*_Nonnull will_sleep)(void *_Nullable owner);
-    void (*_Nonnull did_wake)(void *_Nullable owner);
+    int (*_Nonnull sleeping_poll)(void *_Nullable owner, rlk_GPollFD *fds, unsigned int nfds, int timeout);
     rlk_GPollFunc _Nonnull previous;
 } rlk_glib_sleep_hooks;
 
@@ -184,9 +184,8 @@ typedef struct rlk_glib_sleep_hooks {
 void rlk_glib_set_sleep_hooks(rlk_glib_sleep_hooks *_Nullable hooks);
 /// The calling thread's hooks, or NULL.
 rlk_glib_sleep_hooks *_Nullable rlk_glib_sleep_hooks_current(void);
-/// A GPollFunc for g_main_context_set_poll_func: calls the calling thread's hooks around
-/// `previous` when the timeout is not zero; without hooks on this thread (another thread
-/// iterates the context) it is g_poll.
+/// A GPollFunc for g_main_context_set_poll_func that calls the calling thread's hooks; without
+/// hooks on this thread (another thread iterates the context) it is g_poll.
 int rlk_glib_hooked_poll(rlk_GPollFD *fds, unsigned int nfds, int timeout);
 
 /// The sizes and offsets this header assumes, for the check against GLib's real headers.
