@@ -75,19 +75,22 @@ struct GLibContextOnLoopEdgeTests {
         #expect(fixture.loop.run(mode: .default, timeout: .milliseconds(1)) == .timedOut)
         let number = first.read
         fixture.sources.destroy(firstSource)
-        first.close()
-        // A new pipe whose read end gets the old number: epoll's registration of the old file
-        // is gone, and the number alone looks unchanged.
+        // The number now names a new pipe's read end, and the first pipe's read end is closed:
+        // epoll's registration of the old file is gone, and the number alone looks unchanged.
+        // dup2 does both at once, so no other test's descriptor can take the number meanwhile.
         let second = try Pipe()
         defer { second.close() }
         #expect(dup2(second.read, number) == number)
-        defer { _ = close(number) }
+        defer {
+            _ = close(number)
+            _ = close(first.write)
+        }
         fixture.sources.readable(number, on: fixture.context) {
             second.readByte()
             fixture.loop.stop()
             return true
         }
-        let writer = LoopObserver(activities: .beforeWaiting, order: Int.max, label: "writer") { _, _ in
+        let writer = LoopObserver(activities: .beforeWaiting, repeats: false, order: Int.max, label: "writer") { _, _ in
             DispatchQueue.global().async { second.writeByte() }
         }
         fixture.loop.add(writer, mode: .default)
