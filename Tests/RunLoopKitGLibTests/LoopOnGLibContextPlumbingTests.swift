@@ -17,8 +17,10 @@ struct LoopOnGLibContextPlumbingTests {
         let pipe: Pipe
         /// What each prepare returns: the first wait once, then the last one's again.
         var waits: [Duration?]
-        /// When set, prepare returns the time left until it instead.
-        var deadline: LoopInstant?
+        /// When set, the first prepare sets a deadline this far ahead, and every prepare returns
+        /// the time left until it (so a slow start cannot use the wait up before GLib polls).
+        var waitFromFirstPrepare: Duration?
+        private var deadline: LoopInstant?
         var log: [String] = []
         var onDispatch: () -> Loop.RunResult? = { nil }
         /// Called in hostWillSleep, as a BeforeWaiting observer would be.
@@ -32,7 +34,12 @@ struct LoopOnGLibContextPlumbingTests {
         var descriptor: Int32 { pipe.read }
         func prepare() -> Duration? {
             log.append("prepare")
-            if let deadline { return max(.zero, MonotonicClock.shared.now.duration(to: deadline)) }
+            if let wait = waitFromFirstPrepare {
+                let now = MonotonicClock.shared.now
+                let deadline = self.deadline ?? now.advanced(by: wait)
+                self.deadline = deadline
+                return max(.zero, now.duration(to: deadline))
+            }
             return waits.count > 1 ? waits.removeFirst() : waits.first ?? nil
         }
         func hostWillSleep() {
@@ -139,7 +146,7 @@ struct LoopOnGLibContextPlumbingTests {
         defer { fixture.close() }
         fixture.run.onDispatch = { fixture.quit(); return nil }
         let start = MonotonicClock.shared.now
-        fixture.run.deadline = start.advanced(by: .microseconds(15_500))
+        fixture.run.waitFromFirstPrepare = .microseconds(15_500)
         #expect(fixture.runGLib())
         #expect(start.duration(to: MonotonicClock.shared.now) >= .microseconds(15_500))
         // GLib's wake-up descriptor, signalled when the source's descriptor was added, may end
