@@ -84,12 +84,18 @@ let package = Package(
         // Runs Loop.main on the main thread with @MainActor code, DispatchQueue.main and timers;
         // the MainActorOnMainLoop suite runs it and checks the order.
         .executableTarget(name: "mainactor-probe", dependencies: ["RunLoopCore"]),
+        // The lost-wake-up stress (issue 26): producers on other CPUs hand work to a sleeping
+        // loop through every enqueue path; the test suite runs it briefly, the release tool
+        // `wakeup-stress` runs it in CI.
+        .target(name: "LoopStress", dependencies: ["RunLoopCore", "PThreads", "CRunLoopShims"]),
+        .executableTarget(name: "wakeup-stress", dependencies: ["LoopStress"]),
 
         // Each test target lists every module it imports (.ci/check-architecture checks it).
         .testTarget(name: "RunLoopDiagnosticsTests", dependencies: ["RunLoopDiagnostics"]),
         // mainactor-probe: built with the tests, run by the MainActorOnMainLoop suite.
-        .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore", "CRunLoopShims", "PThreads", "RunLoopDiagnostics", "mainactor-probe"]),
-        .testTarget(name: "DifferentialTests", dependencies: ["RunLoopCore"]),
+        .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore", "CRunLoopShims", "PThreads", "RunLoopDiagnostics", "mainactor-probe",
+                                                             "LoopStress"]),
+        .testTarget(name: "DifferentialTests", dependencies: ["RunLoopCore", "RunLoopDiagnostics"]),
         .testTarget(name: "AutoreleaseTests", dependencies: ["Autorelease", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "TransactionsTests", dependencies: ["Transactions", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "LoopInstrumentsTests", dependencies: ["LoopInstruments", "RunLoopCore", "Autorelease", "Transactions", "PThreads"]),
@@ -98,7 +104,7 @@ let package = Package(
                     dependencies: ["LoopAllocationCounter", "RunLoopCore", "Autorelease", "Transactions", "LoopInstruments", "RunLoopKit"]),
         // ReplayScripts/ links the differential suite's script files (one copy, two targets).
         .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting", "RunLoopCore", "LoopScenarios", "PThreads",
-                                                                "ScenarioReplay"]),
+                                                                "ScenarioReplay", "RunLoopDiagnostics"]),
         .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "RunLoopCore", "LoopInstruments", "PThreads", "RunLoopDiagnostics", "CRunLoopShims"]),
         .testTarget(name: "RunLoopKitGLibTests", dependencies: ["RunLoopKitGLib", "CGLibRuntime", "RunLoopCore", "RunLoopDiagnostics", "LoopInstruments", "PThreads"]),
         .testTarget(name: "RepositoryChecksTests"),

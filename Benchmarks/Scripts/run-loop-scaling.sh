@@ -6,7 +6,7 @@
 #   Scripts/run-loop-scaling.sh [--docs] [rounds] [passes per chunk]
 #
 # Builds loop-scaling (release), runs it under `taskset -c 0` (its neighbour thread pins itself to
-# CPU 1); with --docs, replaces the generated block of Docs/Benchmarks.md's "Loops on two CPUs".
+# CPU 1); with --docs, replaces the generated block of Docs/Benchmarks.md's two-CPU table.
 set -euo pipefail
 scripts="$(dirname "$0")"
 "$scripts/install-peers.sh"

@@ -8,7 +8,7 @@
 # 2. counts the system calls of 1,000 and of 11,000 passes on Loop.main with `strace -f -c`
 #    and prints the difference per pass, by call;
 # 3. runs main-loop-pass under `taskset -c 0` (default 3 rounds × 7 reps × 100,000 passes);
-# 4. with --docs, replaces the generated block of Docs/Benchmarks.md's "Loop.main" section.
+# 4. with --docs, replaces the generated block of Docs/Benchmarks.md's Loop.main table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=0

@@ -1,5 +1,13 @@
 // What the pool reports, through RunLoopDiagnostics, with objc4's wording where a person or a
-// tool may look for it. Fatal cases are reported with severity `.fault`, then trap.
+// tool may look for it. Fatal cases are reported with severity `.fault`, then stop the process
+// in one place, `stop(_:)`, so every fatal pool error ends with the same kind of line.
+//
+// A bad pop prints exactly two lines before Swift's crash report (Docs/Rules.md, AP5: a token
+// already popped stops the process, with objc4's text):
+//   RunLoopKit [fault] pool.bad-pop (TOKEN): Invalid or prematurely-freed autorelease pool TOKEN. Set a breakpoint on objc_autoreleasePoolInvalid to debug. (REASON)
+//   Autorelease/PoolDiagnostics.swift:LINE: Fatal error: Invalid autorelease pools are a fatal error
+// where LINE is the line of `fatalError` in `stop(_:)`. objc4 prints `objc[PID]: ` before each
+// of its two lines instead, and aborts.
 
 import RunLoopDiagnostics
 
@@ -15,14 +23,21 @@ enum PoolDiagnostics {
                                + "Set a breakpoint on objc_autoreleasePoolInvalid to debug. (\(reason))",
                            item: hex(token))
         objc_autoreleasePoolInvalid(token)
-        fatalError("Invalid autorelease pools are a fatal error")
+        stop("Invalid autorelease pools are a fatal error")
+    }
+
+    /// The one place the pool stops the process, after reporting why: Swift's fatal error, which
+    /// prints `Autorelease/PoolDiagnostics.swift:LINE: Fatal error: MESSAGE` and then the
+    /// runtime's crash report. (objc4 writes `objc[PID]: MESSAGE` and aborts.)
+    static func stop(_ message: String) -> Never {
+        fatalError(message)
     }
 
     /// objc4's busted(): a page of this thread's chain failed its magic (or thread) check on a
     /// pop path. Reports, then traps.
     static func corruptPage(_ page: PoolPage) -> Never {
         reportCorruptPage(page, severity: .fault)
-        fatalError("autorelease pool page \(hex(page.address)) corrupted")
+        stop("autorelease pool page \(hex(page.address)) corrupted")
     }
 
     /// objc4's check(false) on the print paths: reports the corrupted page; the caller stops
@@ -46,7 +61,7 @@ enum PoolDiagnostics {
                                + "autoreleased with no pool in place - just leaking - break on objc_autoreleaseNoPool() to debug",
                            item: name)
         objc_autoreleaseNoPool(entry)
-        if fatal { fatalError("Missing pools are a fatal error") }
+        if fatal { stop("Missing pools are a fatal error") }
     }
 
     /// `deferCleanup` with no pool in place: the cleanup waits for the thread's end.
@@ -72,7 +87,7 @@ enum PoolDiagnostics {
     /// An internal inconsistency the pool cannot recover from: report, then trap.
     static func fatal(_ id: DiagnosticID, _ message: String, item: String? = nil) -> Never {
         Diagnostics.report(.fault, id, message, item: item)
-        fatalError("autorelease pool: \(message)")
+        stop("autorelease pool: \(message)")
     }
 
     /// The name the debug print and the missing-pool line show: a cleanup's label, or the type.

@@ -104,23 +104,24 @@ extension Loop {
     /// the mode asked for once is still reported to an event sink after the observer left, as
     /// CF still calls `__CFRunLoopDoObservers` with nobody to call.
     @inline(__always)
-    func notify(_ activity: Loop.Activity, _ state: ModeState, _ frame: RunFrame) {
-        if state.liveObserverMask.load(ordering: .relaxed) & activity.rawValue != 0 {
-            doObservers(activity, state, frame)
-        } else if state.observerMask.load(ordering: .relaxed) & activity.rawValue != 0 && hasSink {
-            emit(.activity(activity), activity.shortName, state.mode)
+    func notify(_ activity: Loop.Activity, _ run: RunContext) {
+        if run.mode.liveObserverMask.load(ordering: .relaxed) & activity.rawValue != 0 {
+            doObservers(activity, run)
+        } else if run.mode.observerMask.load(ordering: .relaxed) & activity.rawValue != 0 && hasSink {
+            emit(.activity(activity), activity.shortName, run.mode.mode)
         }
     }
 
-    func doObservers(_ activity: Loop.Activity, _ state: ModeState, _ frame: RunFrame) {
-        let scratch = frame.scratch
+    func doObservers(_ activity: Loop.Activity, _ run: RunContext) {
+        let state = run.mode
+        let scratch = run.frame.scratch
         // O4: the run holds a snapshot of the mode's observers, taken under the lock when the
         // run started and again only when the mode's observers changed since. An observer
         // removed by an earlier callout is still called (O5): the held snapshot keeps it
         // alive. A change another thread makes meanwhile counts as made after this
         // notification.
         if state.observersVersion.load(ordering: .acquiring) != scratch.pointee.observersHeldVersion {
-            refreshObserverSnapshot(state, frame)
+            refreshObserverSnapshot(run)
         }
         guard let entries = scratch.pointee.observerEntries else {
             if hasSink { emitActivity(activity, state) }
@@ -166,10 +167,8 @@ extension Loop {
 
     /// Takes the mode's current observer snapshot; the one replaced is released after the lock.
     @inline(never)
-    private func refreshObserverSnapshot(_ state: ModeState, _ frame: RunFrame) {
-        lock.lock()
-        let previous = frame.holdObserverSnapshotLocked(state)
-        lock.unlock()
+    private func refreshObserverSnapshot(_ run: RunContext) {
+        let previous = lock.withLock { run.frame.holdObserverSnapshot(run.mode, $0) }
         withExtendedLifetime(previous) {}
     }
 
@@ -200,7 +199,8 @@ extension Loop {
     /// Performs the signalled sources in (order, signal stamp) order; with `stopAfterHandle`
     /// only the first. Returns whether any was performed — ORed as Darwin's CF-1153 does, not the Linux CF's
     /// last-one-wins (S4).
-    func doSources0(_ state: ModeState, _ frame: RunFrame, stopAfterHandle: Bool) -> Bool {
+    func doSources0(_ run: RunContext) -> Bool {
+        let state = run.mode, frame = run.frame, stopAfterHandle = run.returnAfterSourceHandled
         // Only the sources signalled for this mode are looked at (see `Source0Registration`);
         // one signalled by another thread meanwhile is as if signalled after this step.
         guard state.hasSignalled.load(ordering: .acquiring) else { return false }
@@ -247,11 +247,12 @@ extension Loop {
     // MARK: Source1: one port or fd event (S8, L-c)
 
     /// Handles the port or fd source behind `token`; returns whether it counts as handled.
-    func doSource1(token: UInt64, ready: UInt32, _ state: ModeState) -> Bool {
-        lock.lock()
-        let port = state.guarded.ports[token]
-        let file = port == nil ? state.guarded.files[token] : nil
-        lock.unlock()
+    func doSource1(token: UInt64, ready: UInt32, _ run: RunContext) -> Bool {
+        let state = run.mode
+        let (port, file) = lock.withLock { held -> (LoopPortSource?, LoopFileSource?) in
+            let port = held[state].ports[token]
+            return (port, port == nil ? held[state].files[token] : nil)
+        }
         if let port {
             // One port event per pass (L-c); it hands over up to `messagesPerPass` messages.
             var delivered = 0
@@ -272,14 +273,15 @@ extension Loop {
 
     /// Every fd source a batched wait found ready (see `wait(…batch:)`), in `order`: a busy
     /// descriptor cannot starve the others, each gets one callout per pass.
-    func doReadyFileSources(_ state: ModeState, _ frame: RunFrame) -> Bool {
+    func doReadyFileSources(_ run: RunContext) -> Bool {
+        let state = run.mode, frame = run.frame
         var handled = false
         var index = 0
         while index < frame.scratch.pointee.readyFiles.count {
             let (file, ready) = frame.scratch.pointee.readyFiles[index]
             index += 1
             // A source removed or invalidated by an earlier callout of this pass is skipped.
-            guard file.isValid, lock.withLock({ file.isHeld(by: state) }) else { continue }
+            guard file.isValid, lock.withLock({ file.isHeld(by: state, $0) }) else { continue }
             callOutToFileSource(file, ready: ready, state)
             handled = true
         }
@@ -298,55 +300,49 @@ extension Loop {
 
     /// Fires every valid, non-firing timer due at `now`, in fire-date order (T4). `known` is
     /// a clock reading the pass has just taken to find a timer due, used instead of reading
-    /// the clock again. Called with the lock released; returns with it held, as the pass
-    /// goes on to its exit checks (one lock round trip fewer per timer pass).
-    func doTimers(_ state: ModeState, _ frame: RunFrame, now known: UInt64? = nil) {
+    /// the clock again. Lock not held; returns the lock held, for the pass's exit checks (one
+    /// lock round trip fewer per timer pass).
+    func doTimers(_ run: RunContext, now known: UInt64? = nil) -> LoopLock.Held {
+        let state = run.mode, frame = run.frame
         let now = known ?? clockNanoseconds()
-        lock.lock()
-        state.guarded.timers.collectDue(now: now, into: &frame.scratch.pointee.timers)
+        var held = lock.lock()
+        held[state].timers.collectDue(now: now, into: &frame.scratch.pointee.timers)
         var fired = false
         var index = 0
         while index < frame.scratch.pointee.timers.count {
             // Lent, not retained: the frame's list holds the timer until the truncate below,
             // and a nested run has a frame of its own.
-            let timer = Unmanaged.passUnretained(frame.scratch.pointee.timers[index].timer)
+            let timer = Unmanaged.passUnretained(frame.scratch.pointee.timers[index].timer).takeUnretainedValue()
             index += 1
-            // The lock is held here: from the collection, or from the previous timer.
-            if timer._withUnsafeGuaranteedRef({ doTimerLocked($0, state, limit: now) }) { fired = true }
+            let outcome = doTimer(timer, state, limit: now, held)
+            held = outcome.held
+            if outcome.value { fired = true }
         }
         frame.scratch.pointee.timers.truncate(to: 0)
         // A fired timer re-armed its modes as it moved or left; otherwise re-arm here.
-        if !fired { state.rearm(waiting: false) }
+        if !fired { state.rearm(waiting: false, held) }
+        return held
     }
 
     /// T5: fire one timer, then invalidate it (one-shot), keep a date set in the callout, or
     /// advance it on its original grid past `now`, skipping missed ticks. Returns whether it
-    /// fired. Called and returns with the loop's lock held; the callout runs without it.
-    private func doTimerLocked(_ timer: LoopTimer, _ state: ModeState, limit: UInt64) -> Bool {
+    /// fired; the callout runs without the lock, which is taken again after it.
+    private func doTimer(_ timer: LoopTimer, _ state: ModeState, limit: UInt64,
+                         _ held: consuming LoopLock.Held) -> UnderLock<Bool> {
         // The loop's lock, then the timer's (the lock order): one critical section checks the
         // timer, marks it firing and re-arms its modes without it (T5.2). The timer's lock is
         // lent: the caller keeps the timer, so its lock, alive.
         let timerLock = LentMutex(timer.core.lock)
-        let started: (old: UInt64, oneShot: Bool)? = timerLock.withLock {
-            guard timer.core.valid, timer.fireDate <= limit, !timer.firing else { return nil }
-            timer.firing = true
-            let held = timer.forEachSlotLocked(ofLoop: identity) { slot in
-                slot.mode._withUnsafeGuaranteedRef { $0.rearm(waiting: false) }
-            }
-            guard held else {
-                timer.firing = false   // not in this loop's modes any more: nothing to fire
-                return nil
-            }
-            timer.rescheduledInCallout = false
-            return (timer.fireDate, timer.intervalNs == 0)
-        }
-        guard let started else { return false }
-        lock.unlock()
+        timerLock.lock()
+        let started: (old: UInt64, oneShot: Bool)? = startFiring(timer, limit: limit, held)
+        timerLock.unlock()
+        guard let started else { return UnderLock(held: held, value: false) }
+        held.unlock()
         callOut(.timer, timer.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_TIMER__(timer) }
         if started.oneShot { timer.invalidate() }
         // Catch-up coalescing on the original grid (T5.6) needs the time after the callout.
         let now = started.oneShot ? 0 : clockNanoseconds()
-        lock.lock()
+        let relocked = lock.lock()
         timerLock.lock()
         defer { timerLock.unlock() }
         timer.firing = false
@@ -364,8 +360,25 @@ extension Loop {
                 timer.fireDate = next
             }
             timer.rescheduledInCallout = false
-            repositionLocked(timer)
+            reposition(timer, relocked)
         }
-        return true
+        return UnderLock(held: relocked, value: true)
+    }
+
+    /// T5.2, with the timer's lock held: a timer that is valid, due and not firing is marked
+    /// firing, and its modes re-arm without it; its date and whether it is one-shot. Nil when
+    /// it does not fire (left this loop's modes, invalid, not due, firing in an outer run).
+    private func startFiring(_ timer: LoopTimer, limit: UInt64, _ held: borrowing LoopLock.Held) -> (old: UInt64, oneShot: Bool)? {
+        guard timer.core.valid, timer.fireDate <= limit, !timer.firing else { return nil }
+        timer.firing = true
+        let inThisLoop = timer.forEachSlotLocked(ofLoop: identity) { slot in
+            slot.mode._withUnsafeGuaranteedRef { $0.rearm(waiting: false, held) }
+        }
+        guard inThisLoop else {
+            timer.firing = false   // not in this loop's modes any more: nothing to fire
+            return nil
+        }
+        timer.rescheduledInCallout = false
+        return (timer.fireDate, timer.intervalNs == 0)
     }
 }

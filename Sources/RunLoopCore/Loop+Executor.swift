@@ -29,27 +29,25 @@ extension Loop: SerialExecutor, TaskExecutor {
     /// in one critical section, then the wake-up's write (as `perform` + `wakeUp()` would do
     /// with two). A loop whose thread has exited is reported and the job stays unrun.
     func enqueueJob(_ job: UnownedJob, asTaskExecutor: Bool) {
-        lock.lock()
-        guard !guarded.tornDown else {
-            lock.unlock()
+        let held = lock.lock()
+        guard !held.loop.tornDown else {
+            held.unlock()
             reportBlockAfterTeardown(label: "job")
             return
         }
-        if !guarded.jobModesExist { guarded.jobModesExist = createJobModesLocked() }
-        guarded.blocks.append(PendingBlock(target: guarded.jobTarget, label: "job", job: job,
-                                           asTaskExecutor: asTaskExecutor))
-        hasBlocks.store(true, ordering: .releasing)
-        let wakeFD = decideWakeUpLocked()
-        lock.unlock()
+        if !held.loop.jobModesExist { held.loop.jobModesExist = createJobModes(held) }
+        appendBlock(PendingBlock(target: held.loop.jobTarget, label: "job", job: job, asTaskExecutor: asTaskExecutor), held)
+        let wakeUp = decideWakeUp(held)
+        held.unlock()
         if InputReporting.isActive { reportInput(.wakeUp, label: "") }
-        writeWakeUp(wakeFD)
+        write(wakeUp)
     }
 
     /// Creates the modes ``jobModes`` names (B1: queueing a block creates its modes); whether
-    /// they all exist now. Lock held.
-    private func createJobModesLocked() -> Bool {
+    /// they all exist now.
+    private func createJobModes(_ held: borrowing LoopLock.Held) -> Bool {
         var all = true
-        for mode in guarded.jobTarget.modes where mode != .common && modeStateLocked(mode, create: true) == nil {
+        for mode in held.loop.jobTarget.modes where mode != .common && modeState(mode, create: true, held) == nil {
             all = false
         }
         return all
@@ -102,12 +100,12 @@ extension Loop: SerialExecutor, TaskExecutor {
     /// loop.jobModes = [.default]
     /// ```
     public var jobModes: [Loop.Mode] {
-        get { lock.withLock { guarded.jobTarget.modes } }
+        get { lock.withLock { $0.loop.jobTarget.modes } }
         set {
             let target = PendingBlock.Target(modes: newValue.isEmpty ? [.common] : newValue)
-            lock.withLock {
-                guarded.jobTarget = target
-                guarded.jobModesExist = false
+            lock.withLock { held in
+                held.loop.jobTarget = target
+                held.loop.jobModesExist = false
             }
         }
     }
@@ -129,7 +127,7 @@ extension Loop {
         owned.runningJobsAtTeardown = true
         defer { owned.runningJobsAtTeardown = false }
         for _ in 0..<Loop.teardownJobRounds {
-            let jobs = lock.withLock { takePendingJobsLocked() }
+            let jobs = lock.withLock { takeJobs($0) }
             if jobs.isEmpty { return }
             for job in jobs { runJobAtTeardown(job) }
         }
@@ -141,19 +139,6 @@ extension Loop {
         case .taskJob(let job): __RLK_IS_CALLING_OUT_TO_A_TASK_JOB__(job)
         case .closure: break
         }
-    }
-
-    /// Removes the jobs from the block queue, in order, leaving the blocks. Lock held.
-    func takePendingJobsLocked() -> [PendingBlock] {
-        guard guarded.blocks.contains(where: { $0.job != nil }) else { return [] }
-        var jobs: [PendingBlock] = []
-        guarded.blocks.removeAll { block in
-            guard block.job != nil else { return false }
-            jobs.append(block)
-            return true
-        }
-        hasBlocks.store(!guarded.blocks.isEmpty, ordering: .releasing)
-        return jobs
     }
 
     /// Reports each job a loop is torn down (or released) with, which will never run: its

@@ -94,13 +94,13 @@ extension Loop {
 
     /// The observers of `mode` in call order (O1). Empty for a missing mode or `.common`.
     public func observers(in mode: Loop.Mode) -> [LoopObserver] {
-        lock.withLock { guarded.modes[mode]?.guarded.observers ?? [] }
+        lock.withLock { held in held.loop.modes[mode].map { held[$0].observers } ?? [] }
     }
 
     /// The next fire date of the first timer of `mode` (T9); nil when it has none.
     public func nextTimerFireDate(in mode: Loop.Mode) -> LoopInstant? {
-        lock.withLock {
-            guard let first = guarded.modes[mode]?.guarded.timers.first else { return nil }
+        lock.withLock { held in
+            guard let state = held.loop.modes[mode], let first = held[state].timers.first else { return nil }
             return LoopInstant(nanoseconds: first.core.lock.withLock { first.fireDate })
         }
     }
@@ -109,27 +109,27 @@ extension Loop {
 
     func addItem<Item: ModeItem>(_ item: Item, mode: Loop.Mode) -> AddOutcome {
         var joined: [Loop.Mode] = []
-        let outcome: AddOutcome = lock.withLock {
-            guard !guarded.tornDown else { return .refused(.loopTornDown) }
+        let outcome: AddOutcome = lock.withLock { held in
+            guard !held.loop.tornDown else { return .refused(.loopTornDown) }
             guard mode == .common else {
-                guard let state = modeStateLocked(mode, create: true) else {
-                    return .refused(modeRefusalLocked(mode))
+                guard let state = modeState(mode, create: true, held) else {
+                    return .refused(modeRefusal(mode, held))
                 }
-                let outcome = addLocked(item, to: state)
+                let outcome = add(item, to: state, held)
                 if outcome == .added { joined.append(mode) }
                 return outcome
             }
-            if let refusal = refusalLocked(item.core) { return .refused(refusal) }
+            if let refusal = addRefusal(for: item.core) { return .refused(refusal) }
             // M3: CF re-applies the add to every common mode even for an existing common item,
             // so an item removed from one common mode directly comes back.
             var outcome = AddOutcome.alreadyPresent
-            if !guarded.commonItems[keyPath: Item.commonList].contains(where: { $0 === item }) {
-                guarded.commonItems[keyPath: Item.commonList].append(item)
+            if !held.loop.commonItems[keyPath: Item.commonList].contains(where: { $0 === item }) {
+                held.loop.commonItems[keyPath: Item.commonList].append(item)
                 outcome = .added
             }
-            for name in guarded.commonModeNames {
-                let added = modeStateLocked(name, create: true).map { addLocked(item, to: $0) }
-                    ?? .refused(modeRefusalLocked(name))
+            for name in held.loop.commonModeNames {
+                let added = modeState(name, create: true, held).map { add(item, to: $0, held) }
+                    ?? .refused(modeRefusal(name, held))
                 if added == .added { joined.append(name) }
                 outcome = outcome.merged(with: added)
             }
@@ -144,39 +144,39 @@ extension Loop {
         return outcome
     }
 
-    /// Adds `item` to one concrete mode. Lock held.
-    func addLocked<Item: ModeItem>(_ item: Item, to state: ModeState) -> AddOutcome {
-        if item.isHeld(by: state) { return .alreadyPresent }
-        guard item.core.bind(self) else { return .refused(refusalLocked(item.core) ?? .belongsToAnotherLoop) }
-        if let failure = item.insert(into: state, of: self) {
+    /// Adds `item` to one concrete mode.
+    func add<Item: ModeItem>(_ item: Item, to state: ModeState, _ held: borrowing LoopLock.Held) -> AddOutcome {
+        if item.isHeld(by: state, held) { return .alreadyPresent }
+        guard item.core.bind(self) else { return .refused(addRefusal(for: item.core) ?? .belongsToAnotherLoop) }
+        if let failure = item.insert(into: state, of: self, held) {
             item.core.unbind(self)
             return .refused(.systemCall(failure))
         }
         return .added
     }
 
-    /// Why an item cannot join `mode`, which `modeStateLocked` could not give: its creation
-    /// failed (`makeModeLocked`). Lock held.
-    func modeRefusalLocked(_ mode: Loop.Mode) -> AddRefusal {
-        guarded.unavailableModes[mode].map(AddRefusal.systemCall) ?? .loopTornDown
+    /// Why an item cannot join `mode`, which `modeState` could not give: its creation failed
+    /// (`makeMode`).
+    func modeRefusal(_ mode: Loop.Mode, _ held: borrowing LoopLock.Held) -> AddRefusal {
+        held.loop.unavailableModes[mode].map(AddRefusal.systemCall) ?? .loopTornDown
     }
 
-    /// Why `core` may not join this loop, or nil if it may. Lock held.
-    func refusalLocked(_ core: ItemCore) -> AddRefusal? {
+    /// Why `core` may not join this loop, or nil if it may (the item's own lock decides).
+    func addRefusal(for core: ItemCore) -> AddRefusal? {
         if core.accepts(self) { return nil }
         return core.isValid ? .belongsToAnotherLoop : .invalidated
     }
 
     func removeItem<Item: ModeItem>(_ item: Item, mode: Loop.Mode) -> Bool {
         var left: [Loop.Mode] = []
-        lock.withLock {
+        lock.withLock { held in
             if mode == .common {
-                guard let i = guarded.commonItems[keyPath: Item.commonList].firstIndex(where: { $0 === item }) else { return }
-                guarded.commonItems[keyPath: Item.commonList].remove(at: i)
-                for name in guarded.commonModeNames {
-                    if let state = guarded.modes[name], removeLocked(item, from: state) { left.append(name) }
+                guard let i = held.loop.commonItems[keyPath: Item.commonList].firstIndex(where: { $0 === item }) else { return }
+                held.loop.commonItems[keyPath: Item.commonList].remove(at: i)
+                for name in held.loop.commonModeNames {
+                    if let state = held.loop.modes[name], remove(item, from: state, held) { left.append(name) }
                 }
-            } else if let state = guarded.modes[mode], removeLocked(item, from: state) {
+            } else if let state = held.loop.modes[mode], remove(item, from: state, held) {
                 left.append(mode)
             }
         }
@@ -184,58 +184,60 @@ extension Loop {
         return !left.isEmpty
     }
 
-    /// Takes `item` out of one concrete mode; false if the mode did not hold it. Lock held.
-    func removeLocked<Item: ModeItem>(_ item: Item, from state: ModeState) -> Bool {
-        guard item.isHeld(by: state) else { return false }
-        item.erase(from: state, of: self)
+    /// Takes `item` out of one concrete mode; false if the mode did not hold it.
+    func remove<Item: ModeItem>(_ item: Item, from state: ModeState, _ held: borrowing LoopLock.Held) -> Bool {
+        guard item.isHeld(by: state, held) else { return false }
+        item.erase(from: state, of: self, held)
         item.core.unbind(self)
         return true
     }
 
     func containsItem<Item: ModeItem>(_ item: Item, mode: Loop.Mode) -> Bool {
-        lock.withLock {
-            if mode == .common { return guarded.commonItems[keyPath: Item.commonList].contains { $0 === item } }
-            return guarded.modes[mode].map(item.isHeld(by:)) ?? false
+        lock.withLock { held in
+            if mode == .common { return held.loop.commonItems[keyPath: Item.commonList].contains { $0 === item } }
+            guard let state = held.loop.modes[mode] else { return false }
+            return item.isHeld(by: state, held)
         }
     }
 
     /// O6, S6, T7: drop an invalidated item from every mode and the common items.
     func purgeItem<Item: ModeItem>(_ item: Item) {
         var left: [Loop.Mode] = []
-        lock.withLock {
-            guarded.commonItems[keyPath: Item.commonList].removeAll { $0 === item }
-            for name in guarded.modeOrder where removeLocked(item, from: guarded.modes[name]!) { left.append(name) }
+        lock.withLock { held in
+            held.loop.commonItems[keyPath: Item.commonList].removeAll { $0 === item }
+            for name in held.loop.modeOrder where remove(item, from: held.loop.modes[name]!, held) { left.append(name) }
         }
         if !left.isEmpty { item.didLeave(self, modes: left) }
     }
 
     /// A mode that just became common takes every common item (M4); returns the sources0 that
-    /// joined it, whose schedule callouts run after the lock is released. Lock held.
-    func addCommonItemsLocked(to state: ModeState) -> [LoopSource] {
-        let items = guarded.commonItems
-        let scheduled = items.sources0.filter { addLocked($0, to: state) == .added }
-        for observer in items.observers { _ = addLocked(observer, to: state) }
-        for timer in items.timers { _ = addLocked(timer, to: state) }
-        for port in items.ports { _ = addLocked(port, to: state) }
-        for file in items.files { _ = addLocked(file, to: state) }
+    /// joined it, whose schedule callouts run after the lock is released.
+    func addCommonItems(to state: ModeState, _ held: borrowing LoopLock.Held) -> [LoopSource] {
+        let items = held.loop.commonItems
+        let scheduled = items.sources0.filter { add($0, to: state, held) == .added }
+        for observer in items.observers { _ = add(observer, to: state, held) }
+        for timer in items.timers { _ = add(timer, to: state, held) }
+        for port in items.ports { _ = add(port, to: state, held) }
+        for file in items.files { _ = add(file, to: state, held) }
         return scheduled
     }
 
     /// T5/T6: re-sort a timer whose date changed in every mode holding it, and re-arm.
     func reposition(_ timer: LoopTimer) {
-        lock.withLock { timer.core.lock.withLock { repositionLocked(timer) } }
+        lock.withLock { held in timer.core.lock.withLock { reposition(timer, held) } }
     }
 
-    /// `reposition` with the loop's lock and the timer's lock held: each of the timer's modes
-    /// in this loop moves it to its current date (counting as inserted last among timers of
-    /// that date, T2) and re-arms.
-    func repositionLocked(_ timer: LoopTimer) {
+    /// `reposition` with the timer's lock held too: each of the timer's modes in this loop
+    /// moves it to its current date (counting as inserted last among timers of that date, T2)
+    /// and re-arms.
+    func reposition(_ timer: LoopTimer, _ held: borrowing LoopLock.Held) {
         let date = timer.fireDate
         let tolerance = timer.effectiveToleranceNsLocked
+        let sleeping = held.loop.sleeping
         _ = timer.forEachSlotLocked(ofLoop: identity) { slot in
             slot.mode._withUnsafeGuaranteedRef { state in
-                state.guarded.timers.update(at: slot.index, date: date, tolerance: tolerance)
-                state.rearm(waiting: guarded.sleeping)
+                held[state].timers.update(at: slot.index, date: date, tolerance: tolerance)
+                state.rearm(waiting: sleeping, held)
             }
         }
     }
@@ -245,15 +247,15 @@ extension Loop {
     /// Re-registers an fd source's descriptor with a new interest in every mode holding it;
     /// all or nothing: on a failure the modes already changed are put back.
     func modifyInterest(of source: LoopFileSource, to bits: UInt32) throws(SystemCallError) {
-        let failure: SystemCallError? = lock.withLock {
-            let holders = guarded.modeOrder.compactMap { guarded.modes[$0] }.filter { source.isHeld(by: $0) }
+        let failure: SystemCallError? = lock.withLock { held in
+            let holders = held.loop.modeOrder.compactMap { held.loop.modes[$0] }.filter { source.isHeld(by: $0, held) }
             let old = source.interestBitsNow
             for (index, state) in holders.enumerated() {
                 if case .failure(let failure) = valueOrErrno("epoll_ctl(MOD)", {
-                    rlk_epoll_modify(state.epollFD, source.fd, bits, source.core.id, 0)
+                    rlk_epoll_modify(state.epollFD.raw, source.fd, bits, source.core.id, 0)
                 }) {
                     for done in holders[..<index] {
-                        valueOrErrno("epoll_ctl(MOD)") { rlk_epoll_modify(done.epollFD, source.fd, old, source.core.id, 0) }
+                        valueOrErrno("epoll_ctl(MOD)") { rlk_epoll_modify(done.epollFD.raw, source.fd, old, source.core.id, 0) }
                             .reportingFailure(.systemCallFailed, "restoring the interest of '\(source.label)' in mode '\(done.mode)'",
                                               item: source.label)
                     }

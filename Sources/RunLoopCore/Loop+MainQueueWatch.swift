@@ -20,7 +20,8 @@ extension Loop {
     /// Main loop, owner thread, once `owned.dispatchFD` is known: starts the watch, or reports
     /// once that the kernel has none (the passes then poll the descriptor, as before).
     func watchMainQueue() {
-        if let watch = rlk_readiness_ring_create(owned.dispatchFD) {
+        guard let descriptor = owned.dispatchFD else { return }
+        if let watch = rlk_readiness_ring_create(descriptor.raw) {
             owned.mainQueueWatch = watch
             return
         }

@@ -1,7 +1,10 @@
 import RunLoopDiagnostics
 import CRunLoopShims
 
-// Running: CFRunLoopRunSpecific (R1–R6) and the pass loop of __CFRunLoopRun (L0–L3, L-a–L-g).
+// Running a loop: CFRunLoopRunSpecific (`runSpecific`, rules R1–R7) and the passes of
+// __CFRunLoopRun (`runPasses`, rules L0–L3, L-a–L-g), in CF's order. Each step of a pass is a
+// function of its own in Loop+Pass.swift; the places where the loop does less work than CF
+// while keeping CF's observable order are in Loop+Shortcuts.swift.
 
 extension Loop {
     /// Runs the loop in `mode` until the timeout, a stop, a handled source (when
@@ -78,27 +81,30 @@ extension Loop {
     /// Whether running `mode` would return `.finished` at once: the mode is missing or empty
     /// (R7, `_CFRunLoopFinished`).
     public func isFinished(mode: Loop.Mode) -> Bool {
-        lock.withLock {
-            guard !guarded.tornDown, mode != .common, let state = guarded.modes[mode] else { return true }
-            return isEmptyLocked(state)
+        lock.withLock { held in
+            guard !held.loop.tornDown, mode != .common, let state = held.loop.modes[mode] else { return true }
+            return isEmpty(state, held)
         }
     }
 
-    /// R4, `__CFRunLoopModeIsEmpty`. Observers do not count. Lock held.
-    func isEmptyLocked(_ state: ModeState) -> Bool {
-        if state.guarded.waitFailed { return true }  // see `ModeState.waitFailed`
-        // R4a: the main-queue clause (main loop), or its per-loop analogue: a common mode of a
-        // loop whose async queue holds work (so an observer-only mode stays empty, case 1).
+    /// R4, CF's `__CFRunLoopModeIsEmpty`: a mode without sources, timers, blocks for it or (R4a)
+    /// async work it would service. Observers do not count.
+    func isEmpty(_ state: ModeState, _ held: borrowing LoopLock.Held) -> Bool {
+        // A mode whose wait set failed counts as empty, so its runs end (see `waitFailed`).
+        if held[state].waitFailed { return true }
+        // R4a: on the main loop, the main queue keeps a common mode non-empty; on any other
+        // loop, queued async work keeps a common mode non-empty (an observer-only mode stays
+        // empty: case 1 of the reference cases).
         if isMainLoop {
-            if mainQueueClauseLocked(state) { return false }
-        } else if asyncClauseActiveLocked(state) && !guarded.asyncPending.isEmpty {
+            if mainQueueClause(state, held) { return false }
+        } else if asyncClauseActive(state, held) && !held.loop.queues.asyncWork.isEmpty {
             return false
         }
-        if !state.isEmptyOfItems { return false }  // R4b–d
-        return !hasBlockLocked(for: state)          // R4e
+        if !held[state].isEmptyOfItems { return false }   // R4b–d: sources0, ports, fd sources, timers
+        return !hasBlock(for: state, held)                  // R4e: blocks for this mode
     }
 
-    /// CFRunLoopRunSpecific.
+    /// CFRunLoopRunSpecific: R1–R3 decide whether the run happens at all, then R5 runs it.
     @discardableResult
     func runSpecific(_ name: Loop.Mode, timeout: RunTimeout, stopAfterHandle: Bool) -> Loop.RunResult {
         // R1: the common-modes pseudo-mode cannot be run.
@@ -108,269 +114,163 @@ extension Loop {
             return .finished
         }
         refreshInstrumentation()
-        lock.lock()
-        // R2: a torn-down loop.
-        // R3: look the mode up without creating it; missing or empty → .finished, no Entry/Exit.
-        // The run holds its mode and frame unretained: the loop keeps both for its lifetime
-        // (modes are never removed, M1; frames only grow), which saves reference counting on
-        // every run.
-        let found: Unmanaged<ModeState>
-        if let last = guarded.tornDown ? nil : lookupUnretainedLocked(name) {
-            found = last
-        } else if let state = modeStateLocked(name, create: false) {
-            found = Unmanaged.passUnretained(state)
-        } else {
-            let unavailable = guarded.tornDown ? nil : guarded.unavailableModes[name]
-            lock.unlock()
+        let held = lock.lock()
+        // R2: a torn-down loop runs nothing. R3: a missing mode is not created, and a missing
+        // or empty one returns .finished with no Entry or Exit.
+        let found = modeForRun(name, held)
+        guard let found, !found._withUnsafeGuaranteedRef({ isEmpty($0, held) }) else {
+            let unavailable = held.loop.tornDown ? nil : held.loop.unavailableModes[name]
+            held.unlock()
             if let unavailable {
                 Diagnostics.report(.warning, .modeUnavailable,
                                    "mode '\(name)' could not be created (\(unavailable)); Loop.run returned .finished")
             }
             return .finished
         }
-        return found._withUnsafeGuaranteedRef { state in
-            guard !isEmptyLocked(state) else {
-                lock.unlock()
-                return .finished
-            }
-            // R5.1: push fresh per-run data.
-            guarded.depth += 1
-            if guarded.frames.count == guarded.depth { guarded.frames.append(RunFrame()) }
-            let frame = guarded.frames.withUnsafeBufferPointer { Unmanaged.passUnretained($0[guarded.depth]) }
-            return frame._withUnsafeGuaranteedRef { frame in
-                runPushed(name, state, frame, timeout, stopAfterHandle)
-            }
-        }
+        // R5.1: fresh per-run data, one frame per nesting depth (reused, so a run allocates
+        // nothing in steady state).
+        let run = RunContext(mode: found.takeUnretainedValue(), frame: held.loop.value.pushFrame(),
+                             timeout: timeout, returnAfterSourceHandled: stopAfterHandle)
+        return runPushed(run, held)
     }
 
-    /// R5.1 (rest) to R5.7, lock held on entry, for a mode and a frame the loop keeps alive.
-    private func runPushed(_ name: Loop.Mode, _ state: ModeState, _ frame: RunFrame, _ timeout: RunTimeout,
-                           _ stopAfterHandle: Bool) -> Loop.RunResult {
-        frame.stopped = false
-        frame.ignoreWakeUps = false
-        guarded.runSerial &+= 1
-        frame.serial = guarded.runSerial
-        // R5.2
-        let previous = guarded.runningMode
-        guarded.runningMode = Unmanaged.passUnretained(state)
-
-        // R5.3 Entry. Without a sink or Entry observers nothing runs between the push and the
-        // first pass, so the run goes on in the same critical section (fewer lock round trips).
-        // An Entry observer another thread adds meanwhile counts as added after Entry.
-        // With Entry callouts, L0/L1 are settled before them and stay valid unless something
-        // that changes them happened meanwhile (`controlEpoch`); only then is the lock taken
-        // again to redo them after Entry, where CF does them.
-        var settledPort: Int32? = nil
-        let observed = state.liveObserverMask.load(ordering: .relaxed)
-        // O4: the run's observer snapshot, in this critical section (the frame holds none:
-        // the run that used it last dropped it).
-        if observed != 0 { _ = frame.holdObserverSnapshotLocked(state) }
-        if hasSink || observed & Loop.Activity.entry.rawValue != 0 {
-            let epoch = controlEpoch.load(ordering: .relaxed)
-            let unstopped = !frame.stopped && !state.guarded.stopped
-            let port = unstopped ? asyncPortForRun(state, frame) : -1
-            lock.unlock()
-            if hasSink { emit(.runBegin, "", name) }
-            notify(.entry, state, frame)
-            if unstopped && controlEpoch.load(ordering: .acquiring) == epoch {
-                settledPort = port
-            } else {
-                lock.lock()
-            }
-        }
-        // R5.4; returns with the lock held.
-        let result = runPasses(state, frame, timeout, stopAfterHandle, settledPort: settledPort)
-        // R5.5 Exit: still this mode. Same shortcut as Entry.
-        if hasSink || state.liveObserverMask.load(ordering: .relaxed) & Loop.Activity.exit.rawValue != 0 {
-            lock.unlock()
-            notify(.exit, state, frame)
-            lock.lock()
-        }
-        restoreAsyncPort(state, frame)                                   // R5.6
-        guarded.depth -= 1
-        guarded.runningMode = previous
-        lock.unlock()
-        frame.releaseObserverSnapshot()
-        if hasSink { emit(.runEnd(result), "", name) }
-        return result                                                    // R5.7
-    }
-
-    /// __CFRunLoopRun: the passes of one run, step for step in CF's order (L0–L3). Returns with the
-    /// lock held; every callout and wait runs with it released. Called with the lock held,
-    /// unless `settledPort` carries L0/L1's outcome (no stop, this async port) from before
-    /// the Entry callouts.
-    private func runPasses(_ state: ModeState, _ frame: RunFrame, _ timeout: RunTimeout,
-                           _ stopAfterHandle: Bool, settledPort: Int32?) -> Loop.RunResult {
-        let asyncPort: Int32
-        // The first pass's B3 queue, when L1's critical section already detached it.
-        var firstBlocks = EarlyBlocks.notDetached
-        if let settledPort {
-            asyncPort = settledPort
-        } else {
-            // L0: a stop issued before the first pass (e.g. from an Entry observer, or a sticky
-            // stop(mode:), W2) ends the run at once.
-            if consumeStop(state, frame) { return .stopped }
-            // L1: the async queue's port, under R4a's condition (-1 = none).
-            asyncPort = asyncPortForRun(state, frame)
-            // Between here and the first pass's B3 nothing runs when no stale wake-up is to be
-            // drained and no BT/BS observer or sink is installed, so the queue is detached now,
-            // in this critical section (one lock round trip fewer per run). A block or an
-            // observer another thread adds meanwhile counts as added after B3 / BT, BS.
-            if !wakePending && !hasSink && state.liveObserverMask.load(ordering: .relaxed)
-                & (Loop.Activity.beforeTimers.rawValue | Loop.Activity.beforeSources.rawValue) == 0 {
-                firstBlocks = .detached(isCommon: detachBlocksLocked(state, frame))
-            }
-            lock.unlock()
-        }
-
-        // L2: the deadline. ≤ 0 → poll; beyond the interval limit → forever (X5: no timer
-        // needed, the waiter computes its own timeout).
-        let deadline: UInt64
-        switch timeout.nanoseconds {
-        case 0: deadline = 0
-        case .max: deadline = .max
-        case let span: deadline = Nanoseconds.add(clockNanoseconds(), span)
-        }
-        var didDispatchPortLastTime = true
-
-        while true {
-            // L3
-            _ = passCounter.wrappingAdd(1, ordering: .relaxed)
-            refreshInstrumentation()
-            frame.ignoreWakeUps = false                                  // W3
-            // No L-g: a wake-up still pending here that another run wrote (a nested run, or an
-            // earlier run that ended without waiting) is stale; this run ignored wake-ups from
-            // its last wake until now (W3), so its own pending wake-up can only come from its
-            // Entry observers, before its first wait, or from just now, and stays.
-            if wakePending {
-                lock.lock()
-                if wakePending && guarded.wakeSerial != frame.serial {
-                    // Dropped, with its note if it was noted. A written one leaves an event in
-                    // the set (the descriptor is edge-triggered, nothing to read): the next wait
-                    // takes it and drops it as stale.
-                    _ = takeNotedWakeUpLocked(serial: frame.serial)
-                    wakePending = false
-                }
-                lock.unlock()
-            }
-
-            notify(.beforeTimers, state, frame)                          // L-b: only a notification
-            notify(.beforeSources, state, frame)
-            switch firstBlocks {                                         // B3
-            case .detached(let isCommon):
-                firstBlocks = .notDetached
-                if let isCommon { runDetachedBlocks(state, frame, isCommon: isCommon) }
-            case .notDetached:
-                doBlocks(state, frame)
-            }
-            var handled = doSources0(state, frame, stopAfterHandle: stopAfterHandle)  // S2
-            if handled { doBlocks(state, frame) }                        // B3
-            let poll = handled || deadline == 0                          // L-a
-
-            var live = LivePort.none
-            var timerNow: UInt64? = nil   // the clock reading that found a timer due, if any
-            // The async queue fast path: work already waiting is serviced without
-            // BW/AW, but never twice in a row.
-            if asyncPort >= 0 && !didDispatchPortLastTime && asyncReadyNow() {
-                live = .async
-                lock.lock()
-                frame.ignoreWakeUps = true
-            } else {
-                didDispatchPortLastTime = false
-                if !poll { notify(.beforeWaiting, state, frame) }        // L-a
-                lock.lock()
-                let quiet = (poll || virtualClock != nil || wakeNoted.load(ordering: .relaxed))
-                    && isQuietLocked(state, asyncPort: asyncPort)
-                let batch = state.guarded.files.count > 1
-                let armed = state.armedDeadline
-                if poll && quiet {
-                    // A quiet poll makes no system call: it is over within this critical
-                    // section, so no other thread can tell it from no wait at all (W4), and the
-                    // pass goes on to its exit checks without another lock round trip. It takes
-                    // a wake-up noted on this thread, as a poll takes a written one.
-                    if takeNotedWakeUpLocked(serial: frame.serial) == true { live = .wake }
-                    if armed != .max {
-                        let now = clockNanoseconds()
-                        if armed <= now {
-                            live = .timer
-                            timerNow = now
-                        }
-                    }
-                    frame.ignoreWakeUps = true                           // W3
-                } else {
-                    guarded.sleeping = true                                      // W4
-                    if guarded.sleepWatchers > 0 { sleepStarted.broadcast() }   // see `waitUntilWaiting`
-                    state.syncTimerFD()   // from now on `rearm` writes it as it changes (T3)
-                    lock.unlock()
-                    if !poll && hasSink { emit(.sleep, "", state.mode) }
-                    var lockHeld = false
-                    live = wait(state, poll: poll, until: deadline, asyncPort: asyncPort,
-                                quiet: quiet, armed: armed, serial: frame.serial, batch: batch, frame: frame,
-                                lockHeld: &lockHeld)
-                    if !lockHeld { lockAfterWait() }
-                    guarded.sleeping = false                                     // W4
-                    frame.ignoreWakeUps = true                           // W3
-                    if !poll && (hasSink || state.liveObserverMask.load(ordering: .relaxed)
-                                    & Loop.Activity.afterWaiting.rawValue != 0) {
-                        lock.unlock()
-                        if hasSink { emit(.wake, "", state.mode) }
-                        notify(.afterWaiting, state, frame)              // L-a
-                        lock.lock()
-                    }
-                }
-            }
-
-            // HANDLE: exactly one cause per pass (L-c). Lock held.
-            switch live {
-            case .none, .wake:
-                break
-            case .failed:
-                return .finished                                         // reported by `wait`
-            case .timer:
-                lock.unlock()
-                doTimers(state, frame, now: timerNow)                    // L-b, T4; returns locked
-            case .async:
-                lock.unlock()
-                drainAsyncQueue(state, frame)                            // X4
-                lock.lock()
-                handled = true                                           // L-d
-                didDispatchPortLastTime = true
-            case .source(let token, let ready):
-                lock.unlock()
-                handled = doSource1(token: token, ready: ready, state) || handled  // S8
-                lock.lock()
-            case .files:
-                lock.unlock()
-                handled = doReadyFileSources(state, frame) || handled            // S8 for fd sources
-                lock.lock()
-            }
-            if !guarded.blocks.isEmpty {
-                lock.unlock()
-                doBlocks(state, frame)                                   // B3
-                lock.lock()
-            }
-
-            // Exit checks in CF's order (L-e); emptiness only now (L-f).
-            if handled && stopAfterHandle { return .handledSource }
-            // A run without a timeout (`.max`) cannot time out, so it skips the clock read
-            // (20–45 ns through the vDSO, once per pass).
-            if deadline == 0 || (deadline != .max && deadline <= clockNanoseconds()) { return .timedOut }
-            if consumeStop(state, frame) { return .stopped }
-            if isEmptyLocked(state) { return .finished }
-            lock.unlock()
-        }
-    }
-
-    /// A pending stop of this run (`stop()`) or of its mode (sticky `stop(mode:)`, W2), cleared
-    /// as it is taken. The run's own stop is checked first, as CF does. Lock held.
+    /// The mode named `name`, looked up without creating it (R3).
     @inline(__always)
-    private func consumeStop(_ state: ModeState, _ frame: RunFrame) -> Bool {
-        if frame.stopped {
-            frame.stopped = false
+    private func modeForRun(_ name: Loop.Mode, _ held: borrowing LoopLock.Held) -> Unmanaged<ModeState>? {
+        if held.loop.tornDown { return nil }
+        if let last = lastLookedUp(name, held) { return last }
+        return modeState(name, create: false, held).map { Unmanaged.passUnretained($0) }
+    }
+
+    /// R5.1 (rest) to R5.7: the run between its push and its pop.
+    private func runPushed(_ run: RunContext, _ held: consuming LoopLock.Held) -> Loop.RunResult {
+        let previous = beginRun(run, held)
+        let passes = runPasses(run, enterRun(run, held))          // R5.3, L0, L1; R5.4
+        return endRun(run, previous: previous, passes.value, passes.held)
+    }
+
+    /// R5.1 (rest) and R5.2: the run's flags, serial and mode. Returns the mode of the run it
+    /// nests in, for `endRun`.
+    @inline(__always)
+    func beginRun(_ run: RunContext, _ held: borrowing LoopLock.Held) -> Unmanaged<ModeState>? {
+        held[run.frame].stopped = false
+        held[run.frame].ignoresWakeUps = false                   // W3: wake-ups count from here
+        held[run.frame].isHosted = false
+        held.loop.runSerial &+= 1
+        held[run.frame].serial = held.loop.runSerial
+        run.settings.pointee.serial = held.loop.runSerial
+        let previous = held.loop.runningMode                     // R5.2: the run's mode
+        held.loop.runningMode = Unmanaged.passUnretained(run.mode)
+        // O4: the run's observer snapshot (the frame holds none: the run that used it last
+        // dropped it).
+        if run.mode.liveObserverMask.load(ordering: .relaxed) != 0 { _ = run.frame.holdObserverSnapshot(run.mode, held) }
+        return previous
+    }
+
+    /// R5.5 Exit (still this mode), R5.6 (what L1 took out of the wait set goes back), the pop,
+    /// R5.7: the result.
+    @inline(__always)
+    func endRun(_ run: RunContext, previous: Unmanaged<ModeState>?, _ result: Loop.RunResult,
+                _ held: consuming LoopLock.Held) -> Loop.RunResult {
+        var held = held
+        if hasSink || run.mode.liveObserverMask.load(ordering: .relaxed) & Loop.Activity.exit.rawValue != 0 {
+            held.unlock()
+            notify(.exit, run)
+            held = lock.lock()
+        }
+        restoreAsyncPort(run, held)
+        held.loop.value.popFrame()
+        held.loop.runningMode = previous
+        held.unlock()
+        run.frame.releaseObserverSnapshot()
+        if hasSink { emit(.runEnd(result), "", run.mode.mode) }
+        return result
+    }
+
+    /// R5.3 Entry observers, then L0 (a stop before the first pass) and L1 (does this run
+    /// service the async queue). Without Entry callouts this all happens in the run's first
+    /// critical section; with them, L0 and L1 are settled before they run and kept unless
+    /// something changed them meanwhile (`settleBeforeEntry`).
+    @inline(__always)
+    func enterRun(_ run: RunContext, _ held: consuming LoopLock.Held) -> RunStart {
+        guard hasSink || run.mode.liveObserverMask.load(ordering: .relaxed) & Loop.Activity.entry.rawValue != 0 else {
+            return startPasses(run, held)
+        }
+        let settled = settleBeforeEntry(run, held)
+        held.unlock()
+        if hasSink { emit(.runBegin, "", run.mode.mode) }
+        notify(.entry, run)
+        if settled.stillHolds(after: self) { return .ready(firstBlocks: .notDetached) }
+        return startPasses(run, lock.lock())
+    }
+
+    /// L0 and L1 with the lock held, then the lock is released for the first pass.
+    @inline(__always)
+    private func startPasses(_ run: RunContext, _ held: consuming LoopLock.Held) -> RunStart {
+        // L0: a stop issued before the first pass (from an Entry observer, or a sticky
+        // stop(mode:), W2) ends the run at once.
+        if takeStop(run, held) { return .stopped(held) }
+        run.settings.pointee.asyncPort = asyncPortForRun(run, held)      // L1
+        let firstBlocks = detachFirstBlocksEarly(run, held)
+        held.unlock()
+        return .ready(firstBlocks: firstBlocks)
+    }
+
+    /// __CFRunLoopRun: the passes of one run, each in CF's order (L3): the top of the pass
+    /// (BeforeTimers, BeforeSources, blocks, sources0), the wait (BeforeWaiting, the wait,
+    /// AfterWaiting, or the async queue's fast path), the one cause the wait reported (L-c),
+    /// blocks, and the exit checks (L-e). Returns with the lock held, for the run's Exit.
+    private func runPasses(_ run: RunContext, _ start: consuming RunStart) -> UnderLock<Loop.RunResult> {
+        var firstBlocks: EarlyBlocks
+        switch consume start {
+        case .stopped(let held): return UnderLock(held: held, value: .stopped)
+        case .ready(let blocks): firstBlocks = blocks
+        }
+        run.settings.pointee.deadline = WaitDeadline(timeout: run.settings.pointee.timeout, on: self)   // L2
+        var didDispatchAsyncLastPass = true
+        while true {
+            let top = beginPass(run, &firstBlocks)                                // L3 … S2, B3
+            let cause = waitForCause(run, poll: top.poll, asyncFastPath: !didDispatchAsyncLastPass)
+            // A wait set that failed ends the run (reported by the wait).
+            if case .failed = cause.value.live { return UnderLock(held: cause.held, value: .finished) }
+            let handling = handle(cause.value, run, cause.held)                    // L-c, B3
+            let handled = handling.value
+            let held = handling.held
+            didDispatchAsyncLastPass = handled.dispatchedAsync
+            if let result = exitCheck(run, handled: top.handled || handled.handled, held) {  // L-e, L-f
+                return UnderLock(held: held, value: result)
+            }
+            // W3: wake-ups count again from the top of the next pass. Cleared in this critical
+            // section, not after it: a producer that queued work while the flag was set (so
+            // wrote nothing) did so before this section, and the next pass looks at the
+            // queues after it, so it finds that work (issue 26).
+            held[run.frame].ignoresWakeUps = false
+            held.unlock()
+        }
+    }
+
+    /// L-e, in CF's order: handled and return-after-source-handled → handled source; deadline
+    /// passed → timed out; the run stopped, then the mode stopped → stopped; L-f: the mode empty
+    /// (looked at only now, after the wait) → finished; nil: another pass.
+    @inline(__always)
+    func exitCheck(_ run: RunContext, handled: Bool, _ held: borrowing LoopLock.Held) -> Loop.RunResult? {
+        if handled && run.returnAfterSourceHandled { return .handledSource }
+        if run.deadline.isReached(on: self) { return .timedOut }
+        if takeStop(run, held) { return .stopped }
+        if isEmpty(run.mode, held) { return .finished }
+        return nil
+    }
+
+    /// A pending stop of this run (`stop()`) or of its mode (sticky `stop(mode:)`, W2),
+    /// cleared as it is taken. The run's own stop is looked at first, as CF does.
+    @inline(__always)
+    func takeStop(_ run: RunContext, _ held: borrowing LoopLock.Held) -> Bool {
+        if held[run.frame].stopped {
+            held[run.frame].stopped = false
             return true
         }
-        if state.guarded.stopped {
-            state.guarded.stopped = false
+        if held[run.mode].stopped {
+            held[run.mode].stopped = false
             return true
         }
         return false
@@ -386,16 +286,9 @@ extension Loop {
     }
 }
 
-extension Loop.Mode {
-    /// `self == .common`, answered at once for the default mode: both names have 21
-    /// characters, so a plain comparison compares their bytes on every run of the default mode.
-    @inline(__always)
-    var isCommonModes: Bool { self != .default && self == .common }
-}
-
-/// The first pass's B3 step of a run: still to take the block queue, or already detached in
-/// L1's critical section (`isCommon` nil: no block was queued).
-private enum EarlyBlocks {
-    case notDetached
-    case detached(isCommon: Bool?)
+/// How a run reaches its first pass: stopped at L0 (the lock still held, for the run's Exit),
+/// or ready, with the lock released and the first pass's blocks perhaps already detached.
+enum RunStart: ~Copyable {
+    case stopped(LoopLock.Held)
+    case ready(firstBlocks: EarlyBlocks)
 }

@@ -25,4 +25,10 @@ extension DiagnosticID {
     /// by seccomp), so `Loop.main` checks the main dispatch queue with one system call per
     /// polling pass instead of reading the kernel's completion ring. Reported once.
     public static let mainQueuePolled: DiagnosticID = "loop.main-queue-polled"
+    /// Debug builds: a loop slept a whole `lostWakeUpBound` while announced work (a job,
+    /// submitted work, a stop) waited for it; the message carries the wake-up state (issue 26).
+    public static let lostWakeUp: DiagnosticID = "loop.lost-wake-up"
+    /// A `HostedRun` was released while its run was still going: its Exit never ran and the
+    /// loop's run stays pushed. End a hosted run with `end()` (or drive it to a result).
+    public static let hostedRunAbandoned: DiagnosticID = "loop.hosted-run-abandoned"
 }

@@ -26,23 +26,23 @@ package struct LoopInventory {
 extension Loop {
     /// A snapshot of everything the loop holds now.
     package var inventory: LoopInventory {
-        lock.withLock {
-            let modes = guarded.modeOrder.compactMap { name -> LoopModeInventory? in
-                guard let state = guarded.modes[name] else { return nil }
+        lock.withLock { held in
+            let modes = held.loop.modeOrder.compactMap { name -> LoopModeInventory? in
+                guard let state = held.loop.modes[name] else { return nil }
                 return LoopModeInventory(
-                    mode: name, observers: state.guarded.observers, sources0: state.guarded.sources0,
-                    ports: state.guarded.ports.values.sorted { $0.core.id < $1.core.id },
-                    fileSources: state.guarded.files.values.sorted { $0.core.id < $1.core.id },
-                    timers: state.guarded.timers.inFiringOrder)
+                    mode: name, observers: held[state].observers, sources0: held[state].sources0,
+                    ports: held[state].ports.values.sorted { $0.core.id < $1.core.id },
+                    fileSources: held[state].files.values.sorted { $0.core.id < $1.core.id },
+                    timers: held[state].timers.inFiringOrder)
             }
-            let blocks = guarded.blocks.map { block -> (label: String, modes: [Loop.Mode]) in
+            let blocks = held.loop.queues.blocks.map { block -> (label: String, modes: [Loop.Mode]) in
                 switch block.target {
                 case .one(let mode): (block.label, [mode])
                 case .several(let modes): (block.label, modes)
                 }
             }
             return LoopInventory(modes: modes, pendingBlocks: blocks,
-                                 pendingAsyncLabels: guarded.asyncPending.map(\.label))
+                                 pendingAsyncLabels: held.loop.queues.asyncWork.map(\.label))
         }
     }
 }

@@ -8,13 +8,12 @@ protocol ModeItem: AnyObject {
     var label: String { get }
     /// Where the loop remembers the item when it is added to `.common` (M3).
     static var commonList: WritableKeyPath<CommonItems, [Self]> { get }
-    /// Whether `state` holds the item. Loop lock held.
-    func isHeld(by state: ModeState) -> Bool
+    /// Whether `state` holds the item.
+    func isHeld(by state: ModeState, _ held: borrowing LoopLock.Held) -> Bool
     /// Puts the item (already bound to `loop`) into `state`; a failure leaves `state` as it was.
-    /// Loop lock held.
-    func insert(into state: ModeState, of loop: Loop) -> SystemCallError?
-    /// Takes the item out of `state`, which holds it. Loop lock held.
-    func erase(from state: ModeState, of loop: Loop)
+    func insert(into state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) -> SystemCallError?
+    /// Takes the item out of `state`, which holds it.
+    func erase(from state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held)
     /// After the lock is released: the concrete modes the item joined (S5's schedule callout).
     func didJoin(_ loop: Loop, modes: [Loop.Mode])
     /// After the lock is released: the concrete modes the item left (S5's cancel callout).
@@ -28,33 +27,33 @@ extension ModeItem {
 
 extension LoopObserver: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopObserver]> { \.observers }
-    func isHeld(by state: ModeState) -> Bool { state.guarded.observers.contains { $0 === self } }
-    func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
-        state.insertSorted(self)
-        state.observersChanged()
+    func isHeld(by state: ModeState, _ held: borrowing LoopLock.Held) -> Bool { held[state].observers.contains { $0 === self } }
+    func insert(into state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) -> SystemCallError? {
+        held[state].value.insertSorted(self)
+        state.observersChanged(held)
         state.observerMask.bitwiseOr(activities.rawValue, ordering: .relaxed)  // O3
         state.liveObserverMask.bitwiseOr(activities.rawValue, ordering: .relaxed)
         return nil
     }
-    func erase(from state: ModeState, of loop: Loop) {
-        state.guarded.observers.removeAll { $0 === self }
-        state.observersChanged()
-        let left = state.guarded.observers.reduce(UInt32(0)) { $0 | $1.activities.rawValue }
+    func erase(from state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) {
+        held[state].observers.removeAll { $0 === self }
+        state.observersChanged(held)
+        let left = held[state].observers.reduce(UInt32(0)) { $0 | $1.activities.rawValue }
         state.liveObserverMask.store(left, ordering: .relaxed)
     }
 }
 
 extension LoopSource: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopSource]> { \.sources0 }
-    func isHeld(by state: ModeState) -> Bool { isRegistered(in: state) }
-    func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
-        state.guarded.sources0.append(self)
+    func isHeld(by state: ModeState, _ held: borrowing LoopLock.Held) -> Bool { isRegistered(in: state) }
+    func insert(into state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) -> SystemCallError? {
+        held[state].sources0.append(self)
         register(in: state)
         return nil
     }
-    func erase(from state: ModeState, of loop: Loop) {
+    func erase(from state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) {
         unregister(from: state)
-        state.guarded.sources0.removeAll { $0 === self }
+        held[state].sources0.removeAll { $0 === self }
     }
     func didJoin(_ loop: Loop, modes: [Loop.Mode]) {
         if let scheduleCallout { for mode in modes { scheduleCallout(loop, mode) } }
@@ -66,59 +65,61 @@ extension LoopSource: ModeItem {
 
 extension LoopTimer: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopTimer]> { \.timers }
-    func isHeld(by state: ModeState) -> Bool { core.lock.withLock { placements.contains { $0.modeID == state.id } } }
-    func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
+    func isHeld(by state: ModeState, _ held: borrowing LoopLock.Held) -> Bool {
+        core.lock.withLock { placements.contains { $0.modeID == state.id } }
+    }
+    func insert(into state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) -> SystemCallError? {
         let slot = TimerSlot(loopID: loop.identity, mode: state)
         let (date, tolerance) = core.lock.withLock {
             placements.removeAll { $0.loopID != loop.identity }  // left by a loop dropped without tear-down
             placements.append(slot)
             return (fireDate, effectiveToleranceNsLocked)
         }
-        state.guarded.timers.insert(self, date: date, tolerance: tolerance, slot: slot)
-        state.rearm(waiting: loop.guarded.sleeping)  // T6: a sleeping run re-arms, no wake-up needed
+        held[state].timers.insert(self, date: date, tolerance: tolerance, slot: slot)
+        state.rearm(waiting: held.loop.sleeping, held)  // T6: a sleeping run re-arms, no wake-up needed
         return nil
     }
-    func erase(from state: ModeState, of loop: Loop) {
+    func erase(from state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) {
         let slot: TimerSlot? = core.lock.withLock {
             placements.firstIndex { $0.modeID == state.id }.map { placements.remove(at: $0) }
         }
-        if let slot { state.guarded.timers.remove(at: slot.index) }
-        state.rearm(waiting: loop.guarded.sleeping)
+        if let slot { held[state].timers.remove(at: slot.index) }
+        state.rearm(waiting: held.loop.sleeping, held)
     }
 }
 
 extension LoopPortSource: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopPortSource]> { \.ports }
-    func isHeld(by state: ModeState) -> Bool { state.guarded.ports[core.id] != nil }
-    func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
+    func isHeld(by state: ModeState, _ held: borrowing LoopLock.Held) -> Bool { held[state].ports[core.id] != nil }
+    func insert(into state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) -> SystemCallError? {
         // S7: the port's descriptor joins the mode's wait set.
         if case .failure(let failure) = valueOrErrno("epoll_ctl(ADD)", {
-            rlk_epoll_add(state.epollFD, fd, 1, core.id, 0)
+            rlk_epoll_add(state.epollFD.raw, fd, 1, core.id, 0)
         }) { return failure }
-        state.guarded.ports[core.id] = self
+        held[state].ports[core.id] = self
         return nil
     }
-    func erase(from state: ModeState, of loop: Loop) {
-        state.guarded.ports[core.id] = nil
-        valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD, fd) }
+    func erase(from state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) {
+        held[state].ports[core.id] = nil
+        valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD.raw, fd) }
             .reportingFailure(.systemCallFailed, "removing port '\(label)' from mode '\(state.mode)'", item: label)
     }
 }
 
 extension LoopFileSource: ModeItem {
     static var commonList: WritableKeyPath<CommonItems, [LoopFileSource]> { \.files }
-    func isHeld(by state: ModeState) -> Bool { state.guarded.files[core.id] != nil }
-    func insert(into state: ModeState, of loop: Loop) -> SystemCallError? {
+    func isHeld(by state: ModeState, _ held: borrowing LoopLock.Held) -> Bool { held[state].files[core.id] != nil }
+    func insert(into state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) -> SystemCallError? {
         if case .failure(let failure) = valueOrErrno("epoll_ctl(ADD)", {
-            rlk_epoll_add(state.epollFD, fd, interestBitsNow, core.id, 0)
+            rlk_epoll_add(state.epollFD.raw, fd, interestBitsNow, core.id, 0)
         }) { return failure }
-        state.guarded.files[core.id] = self
+        held[state].files[core.id] = self
         return nil
     }
-    func erase(from state: ModeState, of loop: Loop) {
-        state.guarded.files[core.id] = nil
+    func erase(from state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) {
+        held[state].files[core.id] = nil
         // A descriptor closed before its source was removed has already left every epoll set.
-        valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD, fd) }
+        valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD.raw, fd) }
             .reportingFailure(.systemCallFailed,
                               "removing fd \(fd) from mode '\(state.mode)' (closed before its source was removed?)",
                               item: label, severity: .warning)

@@ -23,7 +23,9 @@ enum WaitToken {
 /// clock the timer descriptor is a timerfd armed at the mode's deadline (T3); on a virtual
 /// clock it is an eventfd poked when the deadline changes during a wait, so the waiter can
 /// recompute how far to jump.
-final class ModeState: @unchecked Sendable {  // every var is guarded by the owning loop's lock
+final class ModeState: @unchecked Sendable {
+    // Sendable: `guardedStorage` is reached only through the owning loop's `LoopLock.Held`,
+    // `signalled` only under `signalLock`; the rest is atomic or immutable.
     let mode: Loop.Mode
     /// Unique for the process's lifetime: items name the modes holding them by it.
     let id = ProcessCounters.itemID()
@@ -50,18 +52,17 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// Starts at 1: a run frame's 0 means it holds no snapshot.
     let observersVersion = Atomic<UInt64>(1)
 
-    /// The mode's items and flags, only with the owning loop's lock held.
-    /// `@exclusivity(unchecked)`: the loop's lock serialises access; the run-time checks would
-    /// cost more than the work of a pass (see `Loop.guarded`).
-    @exclusivity(unchecked) var guarded = ModeGuardedState()
+    /// The mode's items and flags: reached only through the owning loop's `LoopLock.Held`
+    /// (`held[mode]`).
+    let guardedStorage = LockGuardedStorage(ModeGuardedState())
 
-    let epollFD: Int32
-    let timerFD: Int32
+    let epollFD: Descriptor
+    let timerFD: Descriptor
     /// The loop's wake-up descriptor (owned by the loop), for `rearm`'s fallback.
-    let wakeFD: Int32
+    let wakeFD: Descriptor
     let virtualClock: Bool
 
-    private init(mode: Loop.Mode, epollFD: Int32, timerFD: Int32, wakeFD: Int32, virtualClock: Bool) {
+    private init(mode: Loop.Mode, epollFD: Descriptor, timerFD: Descriptor, wakeFD: Descriptor, virtualClock: Bool) {
         self.mode = mode
         self.virtualClock = virtualClock
         self.epollFD = epollFD
@@ -71,18 +72,18 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
 
     /// A new mode with its wait set and timer descriptor, or the failure (reported) that left
     /// none of them open: the process is out of descriptors or memory.
-    static func make(mode: Loop.Mode, wakeFD: Int32, virtualClock: Bool) -> Result<ModeState, SystemCallError> {
+    static func make(mode: Loop.Mode, wakeFD: Descriptor, virtualClock: Bool) -> Result<ModeState, SystemCallError> {
         let what = "the wait set of mode '\(mode)'"
         let timerWhat = "the timer descriptor of mode '\(mode)'"
-        let epollFD: Int32
-        switch createDescriptor("epoll_create1", for: what, { rlk_epoll_create() }) {
+        let epollFD: Descriptor
+        switch makeDescriptor("epoll_create1", for: what, { rlk_epoll_create() }) {
         case .success(let fd): epollFD = fd
         case .failure(let failure): return .failure(failure)
         }
-        let timerFD: Int32
+        let timerFD: Descriptor
         switch virtualClock
-            ? createDescriptor("eventfd", for: timerWhat, { rlk_eventfd_create() })
-            : createDescriptor("timerfd_create", for: timerWhat, { rlk_timerfd_create() }) {
+            ? makeDescriptor("eventfd", for: timerWhat, { rlk_eventfd_create() })
+            : makeDescriptor("timerfd_create", for: timerWhat, { rlk_timerfd_create() }) {
         case .success(let fd): timerFD = fd
         case .failure(let failure):
             closeDescriptor(epollFD, what)
@@ -93,7 +94,7 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         // another thread). Its counter only grows, by one per write; 2^64 writes are out of
         // reach. An event left in another mode's set is dropped there as stale (see `wait`).
         for (fd, token, edge) in [(wakeFD, WaitToken.wake, Int32(1)), (timerFD, WaitToken.timer, Int32(0))] {
-            if case .failure(let failure) = createDescriptor("epoll_ctl(ADD)", for: what, { rlk_epoll_add(epollFD, fd, 1, token, edge) }) {
+            if case .failure(let failure) = createDescriptor("epoll_ctl(ADD)", for: what, { rlk_epoll_add(epollFD.raw, fd.raw, 1, token, edge) }) {
                 closeDescriptor(epollFD, what)
                 closeDescriptor(timerFD, timerWhat)
                 return .failure(failure)
@@ -104,8 +105,10 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
 
     deinit {
         // A loop dropped without tear-down: its sources0 must not reach this mode any more
-        // (`Source0Registration.mode` is unretained).
-        for source in guarded.sources0 { source.unregister(from: self) }
+        // (`Source0Registration.mode` is unretained). Nobody holds the loop's lock for a mode
+        // that is going away.
+        for source in guardedStorage.unshared.pointee.sources0 { source.unregister(from: self) }
+        guardedStorage.free()
     }
 
     /// Closes the mode's descriptors (loop teardown).
@@ -114,31 +117,27 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
         closeDescriptor(timerFD, "the timer descriptor of mode '\(mode)'")
     }
 
-    /// Call after every change of `observers`. Lock held. Dropping the mode's snapshot here
-    /// frees no observer under the lock: a removed observer is held by whoever removes it.
-    func observersChanged() {
-        guarded.observerSnapshot = nil
+    /// Call after every change of `observers`. Dropping the mode's snapshot here frees no
+    /// observer under the lock: a removed observer is held by whoever removes it.
+    func observersChanged(_ held: borrowing LoopLock.Held) {
+        held[self].observerSnapshot = nil
         observersVersion.wrappingAdd(1, ordering: .releasing)
     }
 
     /// The snapshot of the mode's current observers (built now if the mode has none), or nil
-    /// when the mode has no observers. Lock held.
+    /// when the mode has no observers.
     @inline(__always)
-    func observerSnapshotLocked() -> ObserverSnapshot? {
-        if let snapshot = guarded.observerSnapshot { return snapshot }
-        return buildObserverSnapshotLocked()
+    func observerSnapshot(_ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
+        if let snapshot = held[self].observerSnapshot { return snapshot }
+        return buildObserverSnapshot(held)
     }
 
     @inline(never)
-    private func buildObserverSnapshotLocked() -> ObserverSnapshot? {
-        guard !guarded.observers.isEmpty else { return nil }
-        let snapshot = ObserverSnapshot(observers: guarded.observers)
-        guarded.observerSnapshot = snapshot
+    private func buildObserverSnapshot(_ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
+        guard !held[self].observers.isEmpty else { return nil }
+        let snapshot = ObserverSnapshot(observers: held[self].observers)
+        held[self].observerSnapshot = snapshot
         return snapshot
-    }
-
-    var isEmptyOfItems: Bool {
-        guarded.sources0.isEmpty && guarded.ports.isEmpty && guarded.files.isEmpty && guarded.timers.isEmpty
     }
 
     /// Re-arms the timer descriptor (T3) — called with the loop's lock held whenever a timer
@@ -155,73 +154,67 @@ final class ModeState: @unchecked Sendable {  // every var is guarded by the own
     /// the wake is deferred from the earliest fire date to the LATEST fire date that is still
     /// ≤ `hard`, so timers within each other's tolerance fire in one pass, and a lone timer
     /// is never delayed for nothing.
-    func rearm(waiting: Bool) {
+    func rearm(waiting: Bool, _ held: borrowing LoopLock.Held) {
         // Nobody waits on the set: the deadline is computed when it is next read (the pass's
         // poll, the start of a wait), so a timer that stops being eligible as it fires and then
         // moves costs one computation, not two. A waiting loop read it before it blocked, so
         // it is never stale here when `waiting`.
         guard waiting else {
-            guarded.deadlineStale = true
+            held[self].deadlineStale = true
             return
         }
-        let wake = guarded.timers.wakeDeadline()
-        guarded.deadlineStale = false
-        guard wake != guarded.computedDeadline else { return }
-        guarded.computedDeadline = wake
+        let wake = held[self].timers.wakeDeadline()
+        held[self].deadlineStale = false
+        guard wake != held[self].computedDeadline else { return }
+        held[self].computedDeadline = wake
         let told: Bool
         if virtualClock {
-            told = valueOrErrno("write(eventfd)") { rlk_eventfd_signal(timerFD) }
+            told = valueOrErrno("write(eventfd)") { rlk_eventfd_signal(timerFD.raw) }
                 .reportingFailure(.systemCallFailed, "telling a virtual wait in mode '\(mode)' that its deadline moved") != nil
         } else {
-            told = syncTimerFD()
+            told = syncTimerFD(held)
         }
         // The waiter did not learn of the new deadline: a wake-up makes it compute its wait again
         // (a wake-up for no run is dropped by `wait` as stale). The loop is waiting, so its
         // wake-up descriptor is open.
         if !told {
-            valueOrErrno("write(eventfd)") { rlk_eventfd_signal(wakeFD) }
+            valueOrErrno("write(eventfd)") { rlk_eventfd_signal(wakeFD.raw) }
                 .reportingFailure(.systemCallFailed, "waking mode '\(mode)' after its timer descriptor failed")
         }
     }
 
-    /// Real clock: arms the timerfd at `armedDeadline` unless it already is. Lock held; the
-    /// loop thread calls it when it starts a wait on this set, other threads through `rearm`
+    /// Real clock: arms the timerfd at `armedDeadline` unless it already is. The loop thread
+    /// calls it when it starts a wait on this set, other threads through `rearm`
     /// while it waits, so the descriptor is right whenever somebody blocks on it. Re-arming
     /// also resets an expired, unread timerfd, so it never wakes a wait for a deadline that
     /// no longer exists (no L-g); one left expired at an unchanged deadline belongs to a timer
     /// that is due anyway.
     /// Returns false when arming failed (reported; the next call tries again).
     @inline(__always) @discardableResult
-    func syncTimerFD() -> Bool {
+    func syncTimerFD(_ held: borrowing LoopLock.Held) -> Bool {
         guard !virtualClock else { return true }
-        let deadline = armedDeadline
-        guard guarded.kernelDeadline != deadline else { return true }
+        let deadline = armedDeadline(held)
+        guard held[self].kernelDeadline != deadline else { return true }
         guard valueOrErrno("timerfd_settime", {
-            rlk_timerfd_arm(timerFD, deadline == .max ? 0 : max(deadline, 1))
+            rlk_timerfd_arm(timerFD.raw, deadline == .max ? 0 : max(deadline, 1))
         }).reportingFailure(.systemCallFailed, "arming the timer descriptor of mode '\(mode)'") != nil else { return false }
-        guarded.kernelDeadline = deadline
+        held[self].kernelDeadline = deadline
         return true
     }
 
     /// When the mode's timer descriptor fires (`.max` = disarmed; T3, T8), recomputed first
-    /// when a change left it stale (`rearm`). Lock held.
-    var armedDeadline: UInt64 {
-        if guarded.deadlineStale {
-            guarded.deadlineStale = false
-            guarded.computedDeadline = guarded.timers.wakeDeadline()
+    /// when a change left it stale (`rearm`).
+    @inline(__always)
+    func armedDeadline(_ held: borrowing LoopLock.Held) -> UInt64 {
+        if held[self].deadlineStale {
+            held[self].deadlineStale = false
+            held[self].computedDeadline = held[self].timers.wakeDeadline()
         }
-        return guarded.computedDeadline
-    }
-
-    /// Inserts `observer` after the last observer with `order <= observer.order` (O1). Lock held.
-    func insertSorted(_ observer: LoopObserver) {
-        var index = guarded.observers.count
-        while index > 0 && guarded.observers[index - 1].order > observer.order { index -= 1 }
-        guarded.observers.insert(observer, at: index)
+        return held[self].computedDeadline
     }
 }
 
-/// A mode's mutable state (see `ModeState.guarded`): every field only with the loop's lock held.
+/// A mode's mutable state: reached only through the owning loop's `LoopLock.Held`.
 struct ModeGuardedState {
     /// `stop(mode:)` is sticky until a run of this mode consumes it (W2).
     var stopped = false
@@ -246,10 +239,20 @@ struct ModeGuardedState {
     /// A timer joined, left, moved, started or stopped firing since `computedDeadline` was
     /// computed, while nobody waited on the set (see `ModeState.rearm`).
     var deadlineStale = false
-    /// The async queue's descriptor while it is in `epollFD`, else -1 (L1, see
-    /// `Loop.asyncPortForRun`). Loop thread, under the lock.
-    var asyncInSet: Int32 = -1
+    /// The async queue's descriptor while it is in `epollFD` (L1, see `Loop.asyncPortForRun`).
+    var asyncInSet: Descriptor?
     /// Real clock: the deadline the timerfd is actually armed at (`.max` = disarmed). It
     /// lags `armedDeadline` while nobody waits on the set; see `rearm` and `syncTimerFD`.
     var kernelDeadline: UInt64 = .max
+
+    var isEmptyOfItems: Bool {
+        sources0.isEmpty && ports.isEmpty && files.isEmpty && timers.isEmpty
+    }
+
+    /// Inserts `observer` after the last observer with `order <= observer.order` (O1).
+    mutating func insertSorted(_ observer: LoopObserver) {
+        var index = observers.count
+        while index > 0 && observers[index - 1].order > observer.order { index -= 1 }
+        observers.insert(observer, at: index)
+    }
 }

@@ -57,46 +57,48 @@ extension Loop {
     /// closed.
     func tearDownAtThreadExit() {
         runPendingJobsBeforeTeardown()
-        lock.lock()
-        guard !guarded.tornDown else { lock.unlock(); return }
-        let common = guarded.commonItems
-        guarded.commonItems = CommonItems()
+        let held = lock.lock()
+        guard !held.loop.tornDown else {
+            held.unlock()
+            return
+        }
+        held.loop.commonItems = CommonItems()
         var cancels: [(LoopSource, Loop.Mode)] = []
         var observers: [LoopObserver] = []
-        for name in guarded.modeOrder {
-            let state = guarded.modes[name]!
-            for source in state.guarded.sources0 {
+        let modeNames = held.loop.modeOrder
+        for name in modeNames {
+            let state = held.loop.modes[name]!
+            let sources0 = held[state].sources0
+            for source in sources0 {
                 source.unregister(from: state)
                 source.core.unbind(self)
                 cancels.append((source, name))
             }
-            state.guarded.sources0.removeAll()
-            for port in state.guarded.ports.values { port.core.unbind(self) }
-            state.guarded.ports.removeAll()
-            for file in state.guarded.files.values { file.core.unbind(self) }
-            state.guarded.files.removeAll()
-            for timer in state.guarded.timers.removeAll() {
+            held[state].sources0.removeAll()
+            let ports = held[state].ports.values, files = held[state].files.values
+            for port in ports { port.core.unbind(self) }
+            held[state].ports.removeAll()
+            for file in files { file.core.unbind(self) }
+            held[state].files.removeAll()
+            let timers = held[state].timers.removeAll()
+            for timer in timers {
                 timer.core.lock.withLock { timer.placements.removeAll { $0.modeID == state.id } }
                 timer.core.unbind(self)
             }
-            state.rearm(waiting: false)
-            observers.append(contentsOf: state.guarded.observers)
-            state.guarded.observers.removeAll()
-            state.observersChanged()
+            state.rearm(waiting: false, held)
+            observers.append(contentsOf: held[state].observers)
+            held[state].observers.removeAll()
+            state.observersChanged(held)
         }
-        let unrunJobs = takePendingJobsLocked()
-        guarded.blocks.removeAll()
-        hasBlocks.store(false, ordering: .releasing)
-        guarded.asyncPending.removeAll()
-        hasAsyncPending.store(false, ordering: .releasing)
-        closeDescriptorsLocked()
-        lock.unlock()
+        let unrunJobs = takeJobs(held)
+        dropQueues(held)
+        closeDescriptors(held)
+        held.unlock()
         // A torn-down loop never calls out again: drop the sink and interceptor, and the owner
         // thread's copies of them, so nothing they hold (often the loop itself) stays alive.
         updateInstrumentation { $0 = Instrumentation() }
         owned.adopt(sink: nil, interceptor: nil)
         reportUnrunJobs(unrunJobs)
-        _ = common
         for (source, name) in cancels { source.cancelCallout?(self, name) }
         for observer in observers { observer.invalidate() }
     }

@@ -90,6 +90,24 @@ func createDescriptor(_ call: StaticString, for what: @autoclosure () -> String,
     return result
 }
 
+/// `createDescriptor` for a descriptor the loop keeps, as a `Descriptor`.
+func makeDescriptor(_ call: StaticString, for what: @autoclosure () -> String, item: String? = nil,
+                    _ body: () -> Int32) -> Result<Descriptor, SystemCallError> {
+    // A successful call returns a descriptor (≥ 0); a failed one is reported and returned.
+    createDescriptor(call, for: what(), item: item, body).map { Descriptor($0)! }
+}
+
+/// `closeDescriptor` for a `Descriptor`.
+func closeDescriptor(_ descriptor: Descriptor, _ what: @autoclosure () -> String, item: String? = nil) {
+    closeDescriptor(descriptor.raw, what(), item: item)
+}
+
+/// `drainCounter` for a `Descriptor`.
+@inline(__always)
+func drainCounter(_ descriptor: Descriptor, _ what: @autoclosure () -> String) -> UInt64 {
+    drainCounter(descriptor.raw, what())
+}
+
 /// Closes a descriptor the loop owns. Never retried: on Linux the descriptor is released even
 /// when `close` reports EINTR, and a retry could close a number another thread just reused.
 package func closeDescriptor(_ fd: Int32, _ what: @autoclosure () -> String, item: String? = nil) {

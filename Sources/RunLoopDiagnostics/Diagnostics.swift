@@ -5,6 +5,10 @@ import PThreads
 /// By default each diagnostic is printed to standard error, once per id and item for the whole
 /// process (as CoreFoundation logs a misuse once and carries on). A replacement handler sees every
 /// occurrence; so does each ``DiagnosticsRecorder``, which tests use to assert what was reported.
+/// A diagnostic that a recorder *captures* (``DiagnosticsRecorder/init(capturing:)``) reaches the
+/// recorders only: neither standard error nor the handler sees it, so a test that provokes it on
+/// purpose prints nothing. A ``Diagnostic/Severity/fault`` is never captured: the
+/// process stops after it.
 ///
 /// ```swift
 /// import RunLoopDiagnostics
@@ -41,16 +45,24 @@ public enum Diagnostics {
         }
     }
 
-    /// Reports `diagnostic` to the handler and every active recorder.
+    /// Reports `diagnostic` to every active recorder, and to the handler unless a recorder
+    /// captures its id.
     public static func report(_ diagnostic: Diagnostic) {
-        let (handler, recorders, printFirst) = state.withLock { state -> (Handler?, [DiagnosticsRecorder], Bool) in
+        let (handler, recorders, printFirst, captured) = state.withLock {
+            state -> (Handler?, [DiagnosticsRecorder], Bool, Bool) in
+            // A fault is never captured: the process stops right after it, and this line is
+            // all that says why.
+            let captured = diagnostic.severity < .fault && state.recorders.contains { $0.captures(diagnostic.id) }
             var first = false
-            if state.handler == nil {
+            // A captured diagnostic is not remembered as printed: if it comes again when nobody
+            // expects it, that occurrence is printed.
+            if state.handler == nil && !captured {
                 first = state.printed.insert("\(diagnostic.id.rawValue)\u{1}\(diagnostic.item ?? "")").inserted
             }
-            return (state.handler, state.recorders, first)
+            return (state.handler, state.recorders, first, captured)
         }
         for recorder in recorders { recorder.append(diagnostic) }
+        if captured { return }
         if let handler {
             handler(diagnostic)
         } else if printFirst {

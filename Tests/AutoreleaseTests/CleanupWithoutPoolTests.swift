@@ -14,7 +14,7 @@ import Testing
 struct CleanupWithoutPoolTests {
     @Test("With no pool ever pushed, the cleanup is reported and runs when the thread exits")
     func noPoolRunsAtThreadExit() {
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: ["pool.cleanup-without-pool"])
         let log = Log()
         let label = "no-pool cleanup \(UInt.random(in: 0...UInt.max))"
         let beforeExit = onFreshThread { () -> [Int] in
@@ -32,7 +32,7 @@ struct CleanupWithoutPoolTests {
 
     @Test("After every pool was popped, the cleanup waits for drainThread() (or the exit)")
     func afterLastPopRunsAtDrain() {
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: ["pool.cleanup-without-pool"])
         let log = Log()
         let label = "after-pop cleanup \(UInt.random(in: 0...UInt.max))"
         let (beforeDrain, afterDrain) = onFreshThread { () -> ([Int], [Int]) in
@@ -50,7 +50,7 @@ struct CleanupWithoutPoolTests {
 
     @Test("Under missingPool = .diagnoseAndLeak a cleanup is still kept and run, not leaked")
     func diagnoseAndLeakKeepsCleanups() {
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: ["pool.cleanup-without-pool"])
         let log = Log()
         let label = "leak-mode cleanup \(UInt.random(in: 0...UInt.max))"
         onFreshThread {
@@ -98,7 +98,7 @@ struct CleanupWithoutPoolTests {
 
     @Test("Above a no-pool object with no pool pushed, the cleanup is reported and runs at the exit")
     func aboveNoPoolObject() {
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: ["pool.cleanup-without-pool"])
         let log = Log()
         let label = "implicit-page cleanup \(UInt.random(in: 0...UInt.max))"
         onFreshThread {

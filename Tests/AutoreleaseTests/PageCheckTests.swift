@@ -106,7 +106,7 @@ struct AutoreleasePoolPageCheckTests {
 
     @Test("The debug print reports a corrupted page and stops there instead of following it")
     func corruptedPageInDebugPrint() {
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: ["pool.page-corrupted"])
         let (lines, coldPage) = onFreshThread { () -> ([String], UInt) in
             final class Object {}
             primePool()
@@ -179,7 +179,7 @@ struct AutoreleasePoolPageCheckTests {
     }
 
     @Test("An unchecked pop of a forged token reports pool.bad-pop with objc4's text and traps")
-    func uncheckedForgedReportsBadPop() async {
+    func uncheckedForgedReportsBadPop() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             final class Object {}
             let token = AutoreleasePool.push()
@@ -189,5 +189,49 @@ struct AutoreleasePoolPageCheckTests {
         }
         let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(text.contains("[fault] pool.bad-pop (0xbad00038): Invalid or prematurely-freed autorelease pool 0xbad00038. Set a breakpoint on objc_autoreleasePoolInvalid to debug. (autorelease pool token 0xbad00038 is not a pool of thread 0x"))
+        // The first two lines are exactly the ones Docs/Rules.md quotes under AP5 (a bad pop prints
+        // objc4's sentence as a fault diagnostic, then stops with a fatal error).
+        let lines = text.split(separator: "\n").prefix(2).map(String.init)
+        let quoted = try badPopLinesQuotedInRules()
+        #expect(lines.count == 2 && quoted.count == 2, "\(lines) / \(quoted)")
+        for (line, template) in zip(lines, quoted) {
+            #expect(line.wholeMatch(of: Self.pattern(template)) != nil, "printed: \(line)\nquoted:  \(template)")
+        }
+    }
+
+    /// The fenced block under the anchor of AP5 (a bad pop's two lines) in Docs/Rules.md.
+    private func badPopLinesQuotedInRules(filePath: String = #filePath) throws -> [String] {
+        let root = filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(3).joined(separator: "/")
+        let rules = try #require(readFile(root + "/Docs/Rules.md"))
+        let entry = try #require(rules.split(separator: "<a id=\"AP5\"></a>").dropFirst().first)
+        let block = try #require(entry.split(separator: "```").dropFirst().first)
+        return block.split(separator: "\n").dropFirst().map(String.init)   // after "text"
+    }
+
+    /// A quoted line as a pattern: TOKEN, REASON and LINE stand for what varies from run to run.
+    private static func pattern(_ template: String) -> Regex<AnyRegexOutput> {
+        var escaped = ""
+        for character in template {
+            if "\\^$.|?*+()[]{}".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        for (word, part) in [("TOKEN", "0x[0-9a-f]+"), ("REASON", ".+"), ("LINE", "[0-9]+")] {
+            escaped = escaped.split(separator: word, omittingEmptySubsequences: false).joined(separator: part)
+        }
+        return try! Regex(escaped)
+    }
+
+    private func readFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { return nil }
+            if count == 0 { return String(decoding: bytes, as: UTF8.self) }
+            bytes += chunk[0..<count]
+        }
     }
 }

@@ -9,7 +9,7 @@ struct PoolDiagnosticsTests {
     @Test("Missing pool under .diagnoseAndLeak reports pool.missing-pool with objc4's line")
     func missingPool() {
         final class MissingPoolWidget {}
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: ["pool.missing-pool"])
         let thread = onFreshThread { () -> UInt in
             AutoreleasePool.configuration.missingPool = .diagnoseAndLeak
             AutoreleasePool.autorelease(consuming: MissingPoolWidget())
@@ -28,7 +28,7 @@ struct PoolDiagnosticsTests {
     func outermostPopDropsColdPage(objectsInPool: Int, pageMadeFirst: Bool) {
         final class OutermostWidget {}
         final class AfterPopWidget {}
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: ["pool.missing-pool"])
         let thread = onFreshThread { () -> UInt in
             if pageMadeFirst {
                 // The page outlives this pool, so the next push's token is its first slot.
@@ -52,7 +52,7 @@ struct PoolDiagnosticsTests {
 
     @Test("High-water tracking with .report reports each new mark as pool.high-water")
     func highWater() {
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: ["pool.high-water"])
         let thread = onFreshThread { () -> UInt in
             final class Object {}
             AutoreleasePool.configuration.highWater = .report
@@ -75,7 +75,7 @@ struct PoolDiagnosticsTests {
 
     @Test("printPools reports the debug lines as one pool.debug-print, every time it is called")
     func printPools() {
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: ["pool.debug-print"])
         let (lines, thread) = onFreshThread { () -> ([String], UInt) in
             let token = AutoreleasePool.push()
             AutoreleasePool.deferCleanup(label: "close fd 3") {}

@@ -1,8 +1,11 @@
 // The differential suite: randomized operation scripts run on RunLoopCore's `Loop` and on the
 // real CFRunLoop, traces compared; only the documented divergences (S4, F4, L-g, T8) are
-// filtered, each by name and with a count printed in the test output.
+// filtered, each by name and with a count in the suite's summary (an attachment:
+// `swift test --attachments-path DIR` saves it).
 
 import Foundation
+import RunLoopCore
+import RunLoopDiagnostics
 import Testing
 
 @Suite("DifferentialCFRunLoop")
@@ -32,9 +35,17 @@ struct DifferentialCFRunLoop {
     func randomScripts() async throws {
         let fdsBefore = openFileDescriptors(), threadsBefore = threadCount()
         let started = ContinuousClock.now
+        // Scripts add invalidated items and run the common pseudo-mode on purpose: the loop's
+        // refusals are expected, captured here and checked below.
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused, .runCommonModes])
         let outcomes = await ScriptRunner.differential(firstSeed: Self.firstSeed, count: Self.scriptCount,
                                                        workers: Self.workers)
         let elapsed = ContinuousClock.now - started
+        let refusals = recorder.stop().filter { $0.id == .addRefused && $0.item?.wholeMatch(of: /[ost][0-9]+/) != nil }
+        #expect(refusals.allSatisfy { $0.message.hasSuffix("the item was invalidated") }, "\(refusals)")
+        // CF logs its refusal of the common pseudo-mode itself, once per process (captured too).
+        #expect(CFInvalidModeLog.captured.contains("invalid mode 'kCFRunLoopCommonModes' provided to CFRunLoopRunSpecific"),
+                "CF's line: \(CFInvalidModeLog.captured)")
         try #require(outcomes.count == Self.scriptCount)
 
         var filters = FilterCounts()
@@ -53,20 +64,21 @@ struct DifferentialCFRunLoop {
                 // L-c depends on the order in which CF's epoll set reports two ready ports, which
                 // timing can change; the other known differences are deterministic.
                 withKnownIssue("known difference \(rule), seed \(outcome.script.seed)", isIntermittent: rule == "L-c") {
-                    if !outcome.comparison.matches { Issue.record(Comment(rawValue: report)) }
+                    if !outcome.comparison.matches { recordKnownDifference(report, seed: outcome.script.seed) }
                 }
             } else if !outcome.comparison.matches {
                 Issue.record(Comment(rawValue: report))
             }
         }
         let coverage = TraceCoverage(outcomes.map(\.ours.trace))
-        print("""
+        Attachment.record("""
             DifferentialCFRunLoop: \(outcomes.count) scripts (\(gridScripts) with timers on a \
             \(ScriptGenerator.gridMs) ms grid) in \(elapsed); compared \(compared), \
             CF timing retries \(retries), unreliable \(unreliable), known differences \(knownSeen)
             filters — \(filters)
             coverage — \(coverage)
-            """)
+
+            """, named: "differential-summary.txt")
         // The scripts must keep exercising what the suite claims to compare (full runs only).
         if outcomes.count >= 2000 {
             #expect(coverage.results.count == 4, "every run result occurs: \(coverage.results)")
@@ -218,11 +230,24 @@ private func expectKnownDifference(_ script: Script, rule: String, intermittent:
     let outcome = ScriptRunner.differential(script)
     withKnownIssue("\(rule): our loop differs from CFRunLoop (reported to the loop engineer)", isIntermittent: intermittent) {
         if !outcome.comparison.matches {
-            Issue.record(Comment(rawValue: TraceComparator.report(script: script, cf: outcome.cf, ours: outcome.ours,
-                                                                  comparison: outcome.comparison)),
-                         sourceLocation: sourceLocation)
+            recordKnownDifference(TraceComparator.report(script: script, cf: outcome.cf, ours: outcome.ours,
+                                                         comparison: outcome.comparison),
+                                  seed: script.seed, sourceLocation: sourceLocation)
         }
     }
+}
+
+/// Records a known difference as one line (where the traces part) and attaches the whole report
+/// (script, both traces), which `swift test --attachments-path DIR` saves: a known difference
+/// is expected, so its dump stays out of the test output. Unknown differences keep the whole
+/// report in the issue.
+private func recordKnownDifference(_ report: String, seed: UInt64, sourceLocation: SourceLocation = #_sourceLocation) {
+    let lines = report.split(separator: "\n")
+    let summary = [lines.first, lines.last { $0.hasPrefix("--- first unexplained difference") }]
+        .compactMap { $0 }.joined(separator: "; ")
+    Attachment.record(report, named: "differential-seed-\(seed).txt", sourceLocation: sourceLocation)
+    Issue.record(Comment(rawValue: "\(summary) (whole report attached as differential-seed-\(seed).txt)"),
+                 sourceLocation: sourceLocation)
 }
 
 private func openFileDescriptors() -> Int {

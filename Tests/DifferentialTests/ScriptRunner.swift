@@ -35,7 +35,8 @@ enum ScriptRunner {
 
     /// Executes the script on the real CFRunLoop of a fresh thread.
     static func runOnCF(_ script: Script) -> Execution {
-        onFreshThread("script seed \(script.seed) on CFRunLoop") {
+        _ = CFInvalidModeLog.captured   // CF's once-per-process line, captured before any script
+        return onFreshThread("script seed \(script.seed) on CFRunLoop") {
             let interpreter = ScriptInterpreter(script: script)
             let driver = CFDriver(script: script, interpreter: interpreter)
             interpreter.driver = driver

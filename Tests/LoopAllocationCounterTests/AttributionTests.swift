@@ -244,6 +244,9 @@ struct AttributionTests {
             attributor.install(on: loop)
             loop.run(mode: .default, timeout: .zero)
             attributor.uninstall(from: loop)
+            // The marks opened this thread's implicit transaction; close it here, or the shared
+            // test thread ends with it open later (commit.thread-exited-uncommitted).
+            LayerTransaction.flush()
             slots.free(4)
             slots.free(5)
             return attributor.callouts
@@ -267,6 +270,14 @@ struct AttributionTests {
         await #expect(processExitsWith: .success) {
             let slots = Slots()
             let attributor = AllocationAttributor()
+            // A loop's first run in a process instantiates the run-time metadata of the types
+            // its pass uses (a debug build's generics): a process-lifetime cache, made here,
+            // before the mark, so the blocks counted are the callouts' own.
+            let warmUp = Loop(clock: VirtualClock())
+            warmUp.add(LoopObserver(activities: .beforeWaiting) { _, _ in }, mode: .default)
+            warmUp.perform(label: "warm-up") {}
+            warmUp.run(mode: .default, timeout: 1)
+            warmUp.tearDown()
             let (report, turns) = AllocationCounter.withMode(.generations) { () -> (GenerationReport, [TurnAllocation]) in
                 let loop = Loop(clock: VirtualClock())
                 let generation = AllocationGeneration.mark()

@@ -52,7 +52,7 @@ struct AddOutcomeTests {
         defer { close(fds[0]); close(fds[1]) }
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused])
         let first = LoopFileSource(fd: fds[0], events: .readable, label: "same-fd-first") { _ in }
         let second = LoopFileSource(fd: fds[0], events: .readable, label: "same-fd-second") { _ in }
         #expect(loop.add(first, mode: .default) == .added)
@@ -74,7 +74,7 @@ struct AddOutcomeTests {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         loop.addCommonMode(.tracking)
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused])
         let direct = LoopFileSource(fd: fds[0], events: .readable, label: "partly-direct") { _ in }
         let common = LoopFileSource(fd: fds[0], events: .readable, label: "partly-common") { _ in }
         #expect(loop.add(direct, mode: .tracking) == .added)
@@ -90,11 +90,13 @@ struct AddOutcomeTests {
         defer { loop.tearDown() }
         let (other, _) = virtualLoop()
         defer { other.tearDown() }
-        let timer = try LoopTimer(after: .seconds(1), clock: clock) { _ in }
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused])
+        let timer = try LoopTimer(after: .seconds(1), clock: clock, label: "common-refused-timer") { _ in }
         #expect(loop.add(timer, mode: .common) == .added)
         #expect(other.add(timer, mode: .common) == .refused(.belongsToAnotherLoop))
         timer.invalidate()
         #expect(loop.add(timer, mode: .common) == .refused(.invalidated))
+        #expect(recorder.diagnostics(withID: .addRefused, item: "common-refused-timer").count == 2)
     }
 
     @Test("a port with a small capacity refuses sends beyond it (full) and accepts again once drained")

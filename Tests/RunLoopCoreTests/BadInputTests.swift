@@ -67,7 +67,7 @@ struct BadInput {
     func nanTimeout() {
         let (loop, _, trace) = tracedVirtualLoop()
         defer { loop.tearDown() }
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.runTimeoutNaN])
         loop.add(LoopSource {}, mode: .default)
         #expect(loop.run(mode: .default, timeout: .nan) == .timedOut)
         #expect(trace.all == ["E", "BT", "BS", "X"])
@@ -83,7 +83,7 @@ struct BadInput {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         defer { close(fds[0]); close(fds[1]) }
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused])
         let observer = LoopObserver(activities: .entry, label: "second-loop-observer") { _, _ in }
         let port = try LoopPortSource(label: "second-loop-port") { _ in }
         let file = LoopFileSource(fd: fds[0], events: .readable, label: "second-loop-file") { _ in }
@@ -126,7 +126,7 @@ struct BadInput {
     func invalidatedItems() throws {
         let (loop, clock) = virtualLoop()
         defer { loop.tearDown() }
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused])
         let observer = LoopObserver(activities: .entry, label: "invalid-observer") { _, _ in }
         let source = LoopSource(label: "invalid-source") {}
         let port = try LoopPortSource(label: "invalid-port") { _ in }
@@ -156,16 +156,18 @@ struct BadInput {
     func runCommon() {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
+        let recorder = DiagnosticsRecorder(capturing: [.runCommonModes])
         loop.add(LoopSource {}, mode: .common)
         #expect(loop.run(mode: .common, timeout: 1) == .finished)
         #expect(loop.run(mode: .common, timeout: .seconds(1)) == .finished)
+        #expect(recorder.diagnostics(withID: .runCommonModes).count >= 2)
     }
 
     @Test("an fd the kernel cannot watch (closed, regular file) is refused with the failed call and a diagnostic")
     func badDescriptor() throws {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused])
         let closed = LoopFileSource(fd: 9_999, events: .readable, label: "bad-fd-closed") { _ in }
         #expect(loop.add(closed, mode: .default)
                 == .refused(.systemCall(SystemCallError(call: "epoll_ctl(ADD)", code: EBADF))))

@@ -60,8 +60,12 @@ extension FaultInjectionTests {
         let mode = Loop.Mode("fault-common-mode")
         loop.addCommonMode(mode)    // no common items yet: the mode is not created now
         let source = LoopSource(label: "fault-common-source") {}
-        let outcome = InjectedFaults.with(Fault(.epollCreate, EMFILE)) { loop.add(source, mode: .common) }
+        var outcome = Loop.AddOutcome.added
+        let seen = diagnostics(mentioning: "fault-common") {
+            outcome = InjectedFaults.with(Fault(.epollCreate, EMFILE)) { loop.add(source, mode: .common) }
+        }
         #expect(outcome == .refused(.systemCall(SystemCallError(call: "epoll_create1", code: EMFILE))))
+        #expect(Set(seen.map(\.id)) == [.systemCallFailed, .modeUnavailable, .addRefused], "\(seen)")
         #expect(loop.contains(source, mode: .default))
         #expect(!loop.contains(source, mode: mode))
         // Adding the common item again re-applies it (M3), which creates the mode now.

@@ -60,7 +60,9 @@ struct ExecutorTeardownTests {
         #expect(tally.ranTotal == 100)
         #expect(tally.ranOnceEach)   // so none was reported as `loop.job-not-run` (the recorder
                                      // is process-wide: other suites' teardowns report theirs)
-        #expect(!loop.submit {}, "the loop is torn down afterwards")
+        let recorder = DiagnosticsRecorder(capturing: [.workAfterTeardown])
+        #expect(!loop.submit(label: "after-teardown-work") {}, "the loop is torn down afterwards")
+        #expect(recorder.diagnostics(withID: .workAfterTeardown, item: "after-teardown-work").count == 1)
     }
 
     @Test("W6: a LoopThread stopped with jobs pending runs them as its thread exits")
@@ -81,7 +83,7 @@ struct ExecutorTeardownTests {
         let made = Locked<Loop?>(nil)
         BackgroundThread { made.withLock { $0 = Loop(clock: VirtualClock()) } }.join()
         let loop = made.withLock { $0 }!
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.jobNotRun])
         defer { _ = recorder.stop() }
         let ran = Trace()
         for id in 0..<3 {

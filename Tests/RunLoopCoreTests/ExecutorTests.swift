@@ -1,5 +1,6 @@
 import Testing
 import PThreads
+import RunLoopDiagnostics
 @testable import RunLoopCore
 
 /// An actor whose executor is a loop: its methods run on the loop's thread, as callouts.
@@ -30,7 +31,9 @@ struct ExecutorTests {
         #expect(worker.isRunning)
         worker.stop()
         #expect(!worker.isRunning)
-        #expect(!worker.loop.submit { }, "the stopped thread's loop is torn down and refuses work")
+        let recorder = DiagnosticsRecorder(capturing: [.workAfterTeardown])
+        #expect(!worker.loop.submit(label: "after-stop-work") { }, "the stopped thread's loop is torn down and refuses work")
+        #expect(recorder.diagnostics(withID: .workAfterTeardown, item: "after-stop-work").count == 1)
     }
 
     @Test("an actor pinned to a LoopThread's loop runs every call on that thread; 8 threads × 1,000 calls lose none")

@@ -44,9 +44,10 @@ struct FaultInjectionTests {
         deinit { loop.tearDown() }
     }
 
-    /// Diagnostics recorded while `body` runs whose message or item mentions `tag`.
+    /// Diagnostics recorded while `body` runs whose message or item mentions `tag`; the loop's
+    /// failure reports are captured (the tests assert them), so they are not printed.
     func diagnostics(mentioning tag: String, _ body: () throws -> Void) rethrows -> [Diagnostic] {
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.systemCallFailed, .addRefused, .waitFailed, .modeUnavailable])
         try body()
         return recorder.stop().filter { $0.message.contains(tag) || ($0.item ?? "").contains(tag) }
     }
@@ -316,10 +317,14 @@ struct FaultInjectionTests {
                 if InjectedFaults.injected(.timerfdSettime) == 1 { injected.set() }
             }
         }
-        let result = loop.run(mode: mode, timeout: .seconds(10))
-        pthread_join(adder, nil)
+        var result = Loop.RunResult.finished
+        let seen = diagnostics(mentioning: "fault-arm-cross") {
+            result = loop.run(mode: mode, timeout: .seconds(10))
+            pthread_join(adder, nil)
+        }
         injected.wait("the adder thread did not inject its fault")
         #expect(result == .stopped, "the timer was lost: the run ended with \(result)")
+        #expect(seen.map(\.id) == [.systemCallFailed], "\(seen)")
         #expect(fixture.received.all == ["timer"])
     }
 }

@@ -64,8 +64,10 @@ struct FileSourceServiceTests {
 
         loop.remove(source, mode: .default)
         let other = LoopFileSource(fd: 1_000_000, events: .readable, label: "bogus") { _ in }
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused])
         let outcome = loop.add(other, mode: .default)
         #expect(outcome == .refused(.systemCall(SystemCallError(call: "epoll_ctl(ADD)", code: EBADF))))
+        #expect(recorder.diagnostics(withID: .addRefused, item: "bogus").count == 1)
     }
 
     @Test("several ready fds are handled in one pass, in order; a busy fd starves none")

@@ -26,7 +26,7 @@ struct ObserverRules {
         let (second, _) = virtualLoop()
         defer { second.tearDown() }
         let trace = Trace()
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused])
         let observer = LoopObserver(activities: .entry, label: "o2-observer") { _, _ in trace.add("E") }
         weak var firstLoop: Loop?
         do {
@@ -363,8 +363,10 @@ struct SourceRules {
         #expect(!source.isSignalled && !source.isValid)
         #expect(Set(trace.all) == ["cancel kCFRunLoopDefaultMode", "cancel A", "cancel B"])
         #expect(!loop.contains(source, mode: .default) && !second.contains(source, mode: "B"))
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused])
         #expect(loop.add(source, mode: .default) == .refused(.invalidated))
         #expect(!loop.contains(source, mode: .default))
+        #expect(recorder.diagnostics(withID: .addRefused, item: "source0").contains { $0.message.hasSuffix("the item was invalidated") })
     }
 
     @Test("S7 a port message wakes the loop; the handler runs after AW")

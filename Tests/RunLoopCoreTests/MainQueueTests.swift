@@ -2,6 +2,7 @@ import Testing
 import Dispatch
 import CRunLoopShims
 import PThreads
+import RunLoopDiagnostics
 @testable import RunLoopCore
 #if canImport(Glibc)
 import Glibc
@@ -57,6 +58,9 @@ public func rlkMainThreadProbe() {
     let kernelHasWatch = kernelOffersReadinessRing()
     let withoutWatch = getenv("RLK_MAIN_THREAD_PROBE_NO_WATCH") != nil
     if withoutWatch { _ = rlk_fault_inject(Int32(RLK_CALL_RING_SETUP), ENOSYS, 0, 1) }
+    // The fallback's notice and the planned epoll_wait failure below are expected: captured
+    // and checked at the end, not printed.
+    let recorder = DiagnosticsRecorder(capturing: [.mainQueuePolled, .waitFailed])
     let loop = Loop.main
     check(rlk_is_main_thread() == 1 && loop === Loop.current, "Loop.current is Loop.main", [])
     let trace = tracing(loop)
@@ -159,6 +163,12 @@ public func rlkMainThreadProbe() {
     } else {
         check(reached == 1 && idleResults.first == .finished, "idle polls without the watch reached epoll_wait \(reached) times, first \(idleResults.first.map { "\($0)" } ?? "none")", [])
     }
+    let reported = recorder.stop()
+    let polledNotices = reported.filter { $0.id == .mainQueuePolled }.count
+    let waitFailures = reported.filter { $0.id == .waitFailed }.count
+    let watching = loop.watchesMainQueueWithoutSystemCalls
+    check(polledNotices == (watching ? 0 : 1), "loop.main-queue-polled reported \(polledNotices) times", [])
+    check(waitFailures == (watching ? 0 : 1), "loop.wait-failed reported \(waitFailures) times", [])
 
     exit(failures == 0 ? 0 : 1)
 }

@@ -74,14 +74,14 @@ struct ObserverSnapshotTests {
         loop.add(LoopSource {}, mode: .default)
         loop.add(LoopObserver(activities: .entry) { _, _ in }, mode: .default)
         loop.run(mode: .default, timeout: 0)
-        let state = try #require(loop.lock.withLock { loop.guarded.modes[.default] })
-        let first = try #require(loop.lock.withLock { state.guarded.observerSnapshot })
+        let state = try #require(loop.lock.withLock { $0.loop.modes[.default] })
+        let first = try #require(loop.lock.withLock { $0[state].observerSnapshot })
         loop.run(mode: .default, timeout: 0)
-        #expect(loop.lock.withLock { state.guarded.observerSnapshot } === first)
+        #expect(loop.lock.withLock { $0[state].observerSnapshot } === first)
         loop.add(LoopObserver(activities: .exit) { _, _ in }, mode: .default)
-        #expect(loop.lock.withLock { state.guarded.observerSnapshot } == nil)
+        #expect(loop.lock.withLock { $0[state].observerSnapshot } == nil)
         loop.run(mode: .default, timeout: 0)
-        let rebuilt = try #require(loop.lock.withLock { state.guarded.observerSnapshot })
+        let rebuilt = try #require(loop.lock.withLock { $0[state].observerSnapshot })
         #expect(rebuilt !== first && rebuilt.observers.count == 2)
     }
 
@@ -96,7 +96,7 @@ struct ObserverSnapshotTests {
         loop.add(entry, mode: .default)
         loop.add(waits, mode: .default)
         loop.add(exit, mode: .common)
-        let state = try #require(loop.lock.withLock { loop.guarded.modes[.default] })
+        let state = try #require(loop.lock.withLock { $0.loop.modes[.default] })
         let all = Loop.Activity([.entry, .beforeWaiting, .afterWaiting, .exit]).rawValue
         #expect(state.liveObserverMask.load(ordering: .relaxed) == all)
         loop.remove(waits, mode: .default)

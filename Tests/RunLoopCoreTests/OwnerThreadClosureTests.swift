@@ -1,4 +1,5 @@
 import Testing
+import RunLoopDiagnostics
 @testable import RunLoopCore
 
 /// Item 5 of issue 14: `performOnOwnerThread` / `submitOnOwnerThread` take closures that are
@@ -37,8 +38,12 @@ struct OwnerThreadClosureTests {
         let (loop, _) = virtualLoop()
         loop.tearDown()
         let log = Log()
-        #expect(!loop.performOnOwnerThread { log.lines.append("block") })
-        #expect(!loop.submitOnOwnerThread { log.lines.append("work") })
+        let recorder = DiagnosticsRecorder(capturing: [.workAfterTeardown])
+        #expect(!loop.performOnOwnerThread(label: "owner-block-after-teardown") { log.lines.append("block") })
+        #expect(!loop.submitOnOwnerThread(label: "owner-work-after-teardown") { log.lines.append("work") })
         #expect(log.lines.isEmpty)
+        for label in ["owner-block-after-teardown", "owner-work-after-teardown"] {
+            #expect(recorder.diagnostics(withID: .workAfterTeardown, item: label).count == 1, "\(label)")
+        }
     }
 }

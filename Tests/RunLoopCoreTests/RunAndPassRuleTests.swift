@@ -14,7 +14,7 @@ struct RunSpecificRules {
     func r1() {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.runCommonModes])
         let trace = Trace()
         recordActivities(loop, trace, mode: .common)
         loop.add(LoopSource {}, mode: .common)
@@ -35,7 +35,7 @@ struct RunSpecificRules {
         }
         let loop = holder.loop!
         #expect(loop.isFinished(mode: .default))
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused, .workAfterTeardown])
         let source = LoopSource(label: "r2-source") {}
         #expect(loop.add(source, mode: .default) == .refused(.loopTornDown))
         #expect(!loop.contains(source, mode: .default))

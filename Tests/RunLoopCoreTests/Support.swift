@@ -119,6 +119,16 @@ final class Flag: @unchecked Sendable {  // `value` is guarded by `lock`; `chang
 
     var isSet: Bool { lock.withLock { value } }
 
+    /// Waits until set or until `limit` passes, whichever comes first; says nothing either way.
+    func waitQuietly(for limit: Duration) {
+        let deadline = MonotonicClock.shared.now.advanced(by: limit).nanoseconds
+        lock.withLock {
+            while !value {
+                guard changed.wait(lock, untilMonotonicNanoseconds: deadline) else { return }
+            }
+        }
+    }
+
     /// Waits until set; after `limit` (10 s unless given) records an issue saying what did not
     /// happen (nothing hangs).
     func wait(_ what: @autoclosure () -> String = "the flag was not set", limit: Duration = .seconds(10)) {

@@ -1,6 +1,7 @@
 import Testing
 import PThreads
 import CRunLoopShims
+import RunLoopDiagnostics
 @testable import RunLoopCore
 #if canImport(Glibc)
 import Glibc
@@ -41,7 +42,9 @@ struct TimerRules {
         loop.add(a, mode: .default)
         loop.add(b, mode: .default)
         loop.add(a, mode: "Other")
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused])
         #expect(second.add(a, mode: .default) == .refused(.belongsToAnotherLoop))
+        #expect(recorder.diagnostics(withID: .addRefused, item: "a").contains { $0.message.contains("another loop") })
         #expect(!second.contains(a, mode: .default))
         #expect(loop.contains(a, mode: "Other"))
         loop.remove(a, mode: "Other")
@@ -342,7 +345,9 @@ struct ModeRules {
         defer { loop.tearDown() }
         let trace = Trace()
         loop.perform(inMode: .common) { trace.add("common block") }
+        let recorder = DiagnosticsRecorder(capturing: [.runCommonModes])
         #expect(loop.run(mode: .common, timeout: 0) == .finished)
+        #expect(!recorder.diagnostics(withID: .runCommonModes).isEmpty)
         #expect(trace.all == [])
         #expect(loop.run(mode: .default, timeout: 0) == .timedOut)
         #expect(trace.all == ["common block"])
@@ -360,12 +365,8 @@ struct WakeRules {
         #expect(loop.run(mode: .default, timeout: 0.01) == .timedOut)
         // What wakeUp() leaves when its write is delayed past the end of the run it decided
         // for: the record (consumed by the next pass top as stale), then the write itself.
-        let earlierSerial = loop.guarded.runSerial
-        loop.lock.withLock {
-            loop.wakePending = false
-            loop.guarded.wakeSerial = earlierSerial
-        }
-        #expect(rlk_eventfd_signal(loop.guarded.wakeFD) == 0)
+        loop.recordWakeUpForLastRun()
+        loop.forceWakeUpWrite()
         trace.reset()
         let passes = loop.passCount
         let start = clock.now

@@ -1,5 +1,6 @@
 import LoopScenarios
 import RunLoopCore
+import RunLoopDiagnostics
 import RunLoopTesting
 import ScenarioReplay
 import Testing
@@ -68,6 +69,8 @@ struct ReplayCatalogTests {
     func randomScriptsReplay() throws {
         var withInputs = 0
         var failures: [String] = []
+        // Scripts add invalidated items and run the common pseudo-mode on purpose.
+        let recorder = DiagnosticsRecorder(capturing: [.addRefused, .runCommonModes])
         for seed in 0..<UInt64(Self.scriptCount) {
             let script = ScriptGenerator.make(seed: seed)
             let trace = try TraceReplay.record(clockStart: CoreLoopDriver.scriptStart, Self.workload(script))
@@ -77,6 +80,8 @@ struct ReplayCatalogTests {
             if failures.count >= 3 { break }
         }
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
+        let refusals = recorder.stop().filter { $0.id == .addRefused && $0.item?.wholeMatch(of: /[ost][0-9]+/) != nil }
+        #expect(refusals.allSatisfy { $0.message.hasSuffix("the item was invalidated") }, "\(refusals)")
         // Most scripts signal a source: the traces must hold those inputs.
         #expect(withInputs > Self.scriptCount / 2, "only \(withInputs) of \(Self.scriptCount) traces hold an input")
     }

@@ -55,7 +55,7 @@ struct BadInputAndThreadTests {
     }
 
     @Test func threadExitWithOpenImplicitTransactionWarnsAndLeaksNothing() {
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.commitThreadExitedUncommitted])
         let threadName = SharedBox("")
         let counter = DeinitCounter()
         let completionCalls = SharedBox(0)
@@ -102,7 +102,7 @@ struct BadInputAndThreadTests {
     }
 
     @Test func threadExitWithOpenExplicitTransactionNamesIt() {
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.commitThreadExitedUncommitted])
         let threadName = SharedBox("")
         runOnNewPThread {
             threadName.value = CommitPipeline.current.threadName

@@ -61,7 +61,7 @@ struct DocumentationExamplesTests {
     /// the item. (The layer name is unique to this test: recorders see every test's reports.)
     @Test func diagnosticsExample() {
         let pipeline = CommitPipeline(clock: ManualTransactionClock())
-        let recorder = DiagnosticsRecorder()
+        let recorder = DiagnosticsRecorder(capturing: [.commitLayoutLoop])
         pipeline.asCurrent {
             let layer = Layer(name: "docs-feedback")
             layer.onLayout = { layer in layer.setNeedsLayout() }

@@ -29,13 +29,13 @@ final class RecordingSink: CommitSink {
 }
 
 /// An isolated pipeline on a manual clock, with a callout log, a recording sink, a diagnostics
-/// recorder and a wake-up counter.
+/// recorder (capturing the commit diagnostics, which the tests assert) and a wake-up counter.
 final class Harness {
     let clock = ManualTransactionClock(start: LoopInstant(nanoseconds: 1_000_000_000))
     let pipeline: CommitPipeline
     let log = CalloutLog()
     let sink: RecordingSink
-    let recorder = DiagnosticsRecorder()
+    let recorder = DiagnosticsRecorder(capturing: [.commitLayoutLoop, .commitThreadExitedUncommitted, .commitReentrantCommit])
     var wakeUps = 0
     /// Names of the layers made by `layer(_:)`, to tell this harness's diagnostics from those of
     /// tests running in parallel.

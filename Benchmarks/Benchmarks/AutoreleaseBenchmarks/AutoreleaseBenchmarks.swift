@@ -290,7 +290,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // The floor: 1000 objects live at once, then all freed, with no pool. The buffer is made
     // once: a large malloc per sample would make glibc consolidate its fastbins (see
-    // Docs/Benchmarks.md, "The pool's instructions").
+    // Benchmarks/NOTES.md, "The pool's instructions").
     Benchmark("\(freshOneDrain) · \(allocAlone)", configuration: configuration) { benchmark in
         let count = benchmark.scaledIterations.count
         let objects = floorBuffer(count)

@@ -1,7 +1,7 @@
 // Timing in pairs: a baseline chunk and a measured chunk a few milliseconds apart, round after
 // round, in an order that alternates. The host slows this VM's vCPU for seconds at a time, so
 // only chunks taken milliseconds apart compare; the median of many per-round ratios cancels that
-// drift (Docs/Benchmarks.md, "Loops on two CPUs").
+// drift (Benchmarks/NOTES.md, "Loops on two CPUs").
 
 import RunLoopCore
 

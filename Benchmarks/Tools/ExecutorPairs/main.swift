@@ -1,7 +1,7 @@
 // Executor hops onto a loop against hops onto a SwiftNIO event loop (issue 14's target: a hop
 // onto a loop costs no more than one onto SwiftNIO), timed in pairs of chunks milliseconds apart
 // so that the host's slow periods, seconds long, cannot decide the ratio as they can between
-// package-benchmark rows run seconds apart (Docs/Benchmarks.md, "Loops on two CPUs").
+// package-benchmark rows run seconds apart (Benchmarks/NOTES.md, "Loops on two CPUs").
 //
 // A task on the global executor makes chunks of the same work, alternately on an actor whose
 // executor is a LoopThread's loop and on one whose executor is a SwiftNIO event loop, in both

@@ -1,6 +1,6 @@
 // The cross-thread round trip against its eventfd floor (issue 12, item 3: ≤ 1.1×), timed in
 // pairs of chunks milliseconds apart, so that the host's slow periods (seconds long, see
-// Docs/Benchmarks.md "Loops on two CPUs") cannot decide the ratio, as they can between
+// Benchmarks/NOTES.md "Loops on two CPUs") cannot decide the ratio, as they can between
 // package-benchmark rows run seconds apart.
 //
 // A runner thread pinned to CPU 0 makes chunks of round trips, alternately through the floor

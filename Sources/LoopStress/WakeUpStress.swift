@@ -1,0 +1,262 @@
+import PThreads
+import CRunLoopShims
+import Synchronization
+import RunLoopCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Producers on another CPU hand work to a loop that sleeps between items, one item at a time,
+/// through one enqueue path, while a watchdog reports every item that waits longer than a bound
+/// with the loop's wake-up state (issue 26: a job queued, the loop asleep in `epoll_wait(-1)`,
+/// no wake-up on its way).
+///
+/// Timing is what finds such a bug. A producer thread hands each item over either right after
+/// the previous one ran (the loop is finishing its pass) or at the top of the loop's next pass
+/// (`passCount` moves), plus a random 0 to 511 spins: so the enqueues sweep the moments in which
+/// the loop decides whether to sleep. The actor path is issue 26's own harness: a task on the
+/// global executor awaiting an actor whose executor is the loop.
+///
+/// The loop thread is pinned to the last CPU and the producer thread to CPU 0 when there are
+/// two or more. Used by the `wakeup-stress` tool (release build, CI) and by the test suite.
+package final class WakeUpStress: Sendable {
+    package struct Report: Sendable {
+        package var path: EnqueuePath
+        package var hops = 0
+        /// One line per stall: the item, how long it waited, the loop's wake-up state.
+        package var stalls: [String] = []
+        /// Writes of the wake-up eventfd during the run: how often the loop had to be woken.
+        package var wakeUpWrites: UInt64 = 0
+        package var seconds = 0.0
+
+        package var summary: String {
+            "\(path.rawValue): \(hops) hops in \(format2(seconds)) s, \(stalls.count) stalls, \(wakeUpWrites) wake-up writes"
+        }
+    }
+
+    let worker: LoopThread
+    /// Items handed over so far (the producer's count) and items that ran (the loop's).
+    private let issued = Atomic<Int>(0)
+    private let completed = Atomic<Int>(0)
+    /// The pass in which the last item ran.
+    private let ranInPass = Atomic<UInt64>(0)
+    private let stalls = Locked<[String]>([])
+    private let done = Locked<Bool>(false)
+    private let doneSignal = PThreadCondition()
+    private let doneLock = PThreadMutex()
+
+    private init() {
+        worker = LoopThread(name: "wakeup-stress")
+        let cpus = WakeUpStress.onlineCPUs
+        guard cpus > 1 else { return }
+        let pinned = Locked(false)
+        worker.loop.performAndWake {
+            _ = rlk_pin_current_thread(Int32(cpus - 1))
+            pinned.withLock { $0 = true }
+        }
+        while !pinned.withLock({ $0 }) { sched_yield() }
+    }
+
+    static var onlineCPUs: Int { Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+
+    /// Runs `path` for `hops` items or `seconds`, whichever ends first; an item not run within
+    /// `stallBound` is a stall (reported, then the loop is woken by a direct write of its
+    /// wake-up descriptor, as a debugger would, so the run can go on).
+    package static func run(_ path: EnqueuePath, hops: Int, seconds: Double, stallBound: Duration) async -> Report {
+        let stress = WakeUpStress()
+        let loop = stress.worker.loop
+        let writesBefore = loop.wakeUpWriteCount ?? 0
+        let start = rlk_monotonic_ns()
+        let deadline = start + UInt64(seconds * 1e9)
+        let watchdog = startPThread(name: "stress-watchdog") { stress.watch(path, stallBound: stallBound) }
+        if path == .actorHop {
+            await stress.hopOntoActor(hops: hops, deadline: deadline)
+        } else {
+            let producer = startPThread(name: "stress-producer") { stress.produce(path, hops: hops, deadline: deadline) }
+            pthread_join(producer, nil)
+        }
+        stress.doneLock.withLock {
+            stress.done.withLock { $0 = true }
+            stress.doneSignal.broadcast()
+        }
+        pthread_join(watchdog, nil)
+        var report = Report(path: path)
+        report.hops = stress.completed.load(ordering: .acquiring)
+        report.stalls = stress.stalls.withLock { $0 }
+        report.wakeUpWrites = (loop.wakeUpWriteCount ?? 0) &- writesBefore
+        report.seconds = Double(rlk_monotonic_ns() - start) / 1e9
+        stress.worker.stop()
+        return report
+    }
+
+    /// Counted on the loop's thread as each item runs, with the pass it runs in.
+    func itemRan() {
+        ranInPass.store(worker.loop.passCount, ordering: .relaxed)
+        completed.wrappingAdd(1, ordering: .releasing)
+    }
+
+    private var gaveUp: Bool { stalls.withLock { $0.count > 1 } }
+
+    /// The actor path: one call at a time from a task on the global executor.
+    private func hopOntoActor(hops: Int, deadline: UInt64) async {
+        let actor = LoopPinnedCounter(stress: self)
+        var jitter = Jitter(seed: 0x9E37_79B9)
+        for index in 0..<hops {
+            if index & 255 == 0 && (rlk_monotonic_ns() > deadline || gaveUp) { break }
+            jitter.spin(upTo: 512)
+            issued.store(index + 1, ordering: .releasing)
+            await actor.hop()
+        }
+    }
+
+    /// The other paths, from a thread pinned to CPU 0: hand an item over, spin until it ran.
+    private func produce(_ path: EnqueuePath, hops: Int, deadline: UInt64) {
+        if WakeUpStress.onlineCPUs > 1 { _ = rlk_pin_current_thread(0) }
+        let loop = worker.loop
+        let source = LoopSource(label: "stress-source") { self.itemRan() }
+        let port: LoopPortSource
+        do {
+            port = try LoopPortSource(label: "stress-port", capacity: 16) { _ in self.itemRan() }
+        } catch {
+            stalls.withLock { $0.append("no port: \(error)") }
+            return
+        }
+        if path == .signalAndWakeUp { loop.add(source, mode: .default) }
+        if path == .portSend { loop.add(port, mode: .default) }
+        defer {
+            source.invalidate()
+            port.invalidate()
+        }
+        var jitter = Jitter(seed: 0x85EB_CA6B)
+        for index in 0..<hops {
+            if index & 255 == 0 && (rlk_monotonic_ns() > deadline || gaveUp) { break }
+            // Half the hand-overs right after the item ran (the loop is finishing its pass),
+            // half at the top of its next pass.
+            if jitter.coinFlip() { waitForPassBoundary(of: loop) }
+            jitter.spin(upTo: 512)
+            issued.store(index + 1, ordering: .releasing)
+            switch path {
+            case .actorHop:
+                preconditionFailure("the actor path runs from a task")
+            case .taskJob:
+                Task(executorPreference: loop) { self.itemRan() }
+            case .submit:
+                loop.submit(label: "stress") { self.itemRan() }
+            case .performAndWakeUp:
+                loop.perform(inMode: .default, label: "stress") { self.itemRan() }
+                loop.wakeUp()
+            case .signalAndWakeUp:
+                source.signal()
+                loop.wakeUp()
+            case .portSend:
+                do {
+                    try port.send(value: index)
+                } catch {
+                    stalls.withLock { $0.append("port send failed: \(error)") }
+                    return
+                }
+            }
+            while completed.load(ordering: .acquiring) <= index {
+                if gaveUp || done.withLock({ $0 }) { return }
+            }
+        }
+    }
+
+    /// Spins until the loop starts the pass after the one the last item ran in, for at most
+    /// about 20,000 spins (an item run at the top of a pass is followed by a sleep, not a pass).
+    private func waitForPassBoundary(of loop: Loop) {
+        let passes = ranInPass.load(ordering: .relaxed)
+        var spins = 0
+        while loop.passCount == passes && spins < 20_000 { spins = opaqueIncrement(spins) }
+    }
+
+    /// Every 20 ms: an item handed over and not run for `stallBound` is a stall, recorded with
+    /// the loop's wake-up state; the wake-up descriptor is then written directly so the run can
+    /// go on. The same item stalling again after that write gives up.
+    private func watch(_ path: EnqueuePath, stallBound: Duration) {
+        let bound = UInt64(stallBound.components.seconds) * 1_000_000_000
+            + UInt64(stallBound.components.attoseconds / 1_000_000_000)
+        var lastCompleted = -1
+        var since = rlk_monotonic_ns()
+        var rescued = false
+        while true {
+            let finished = doneLock.withLock { () -> Bool in
+                if done.withLock({ $0 }) { return true }
+                _ = doneSignal.wait(doneLock, untilMonotonicNanoseconds: rlk_monotonic_ns() + 20_000_000)
+                return done.withLock { $0 }
+            }
+            if finished { return }
+            let ran = completed.load(ordering: .acquiring)
+            let now = rlk_monotonic_ns()
+            if ran != lastCompleted {
+                lastCompleted = ran
+                since = now
+                rescued = false
+                continue
+            }
+            guard issued.load(ordering: .acquiring) > ran, now - since > bound else { continue }
+            let state = worker.loop.wakeUpStateDescription()
+            stalls.withLock { $0.append("item \(ran + 1) waited \(stallBound) (\(path.rawValue)): \(state)") }
+            if rescued {
+                stalls.withLock { $0.append("a direct write of the wake-up descriptor did not help either; giving up") }
+                return
+            }
+            worker.loop.forceWakeUpWrite()
+            rescued = true
+            since = now
+        }
+    }
+}
+
+/// How a producer on another thread hands one item to the loop.
+package enum EnqueuePath: String, CaseIterable, Sendable {
+    case actorHop = "executor job: a task awaits an actor on the loop"
+    case taskJob = "executor job: a thread starts a task that prefers the loop"
+    case submit = "submit"
+    case performAndWakeUp = "perform + wakeUp"
+    case signalAndWakeUp = "source signal + wakeUp"
+    case portSend = "port send"
+
+    /// The path wakes the loop through its wake-up eventfd (submit and ports have their own).
+    package var usesWakeUpDescriptor: Bool { self != .submit && self != .portSend }
+}
+
+/// An actor whose executor is the stress loop.
+private actor LoopPinnedCounter {
+    let stress: WakeUpStress
+    nonisolated var unownedExecutor: UnownedSerialExecutor { stress.worker.loop.asUnownedSerialExecutor() }
+    init(stress: WakeUpStress) { self.stress = stress }
+    func hop() { stress.itemRan() }
+}
+
+/// Random spins of 0 to `limit - 1` iterations (about a nanosecond each in a release build)
+/// and coin flips, from a xorshift generator.
+private struct Jitter {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func spin(upTo limit: Int) {
+        var count = Int(next() % UInt64(limit))
+        while count > 0 { count = opaqueIncrement(count) - 2 }
+    }
+
+    mutating func coinFlip() -> Bool { next() & 1 == 0 }
+
+    private mutating func next() -> UInt64 {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return state
+    }
+}
+
+/// `value + 1` through a call the optimiser cannot see into, so a spin loop is not removed.
+@inline(never)
+private func opaqueIncrement(_ value: Int) -> Int { value + 1 }
+
+/// Seconds with two decimals.
+private func format2(_ seconds: Double) -> String {
+    let hundredths = Int((seconds * 100).rounded())
+    let fraction = hundredths % 100
+    return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+}

@@ -1,0 +1,155 @@
+import RunLoopDiagnostics
+import CRunLoopShims
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+// The async queue (R4a, L1, X4): on `Loop.main` the main dispatch queue, which CF drains from
+// its run loop; on every other loop a FIFO of its own with an eventfd, serviced the same way.
+
+extension Loop {
+    /// Runs `work` on this loop's thread, with the main dispatch queue's semantics.
+    ///
+    /// On the main thread's loop this is `DispatchQueue.main.async` (so `@MainActor` work and
+    /// other main-queue users share the queue), drained by the loop as CF does (R4a, X4). On any
+    /// other loop it is a per-loop FIFO with an eventfd, serviced the same way: only while the
+    /// loop runs one of its common modes, at most one drain per pass, a snapshot per drain, and
+    /// the fast path that skips BW/AW when work is already waiting.
+    ///
+    /// ```swift
+    /// worker.submit(label: "reply") { print("on the worker's loop") }
+    /// ```
+    ///
+    /// - Returns: false, with a diagnostic, when the loop's thread has exited: the work will
+    ///   never run.
+    @discardableResult
+    public func submit(label: String = "mainQueue", _ work: @escaping @Sendable () -> Void) -> Bool {
+        if isMainLoop {
+            DispatchQueue.main.async(execute: work)
+            return true
+        }
+        let (accepted, signalled) = lock.withLock { held -> (Bool, Result<Int32, SystemCallError>) in
+            guard !held.loop.tornDown, let descriptor = held.loop.asyncFD else { return (false, .success(0)) }
+            guard appendAsyncWork(AsyncWork(label: label, work: work), held) else { return (true, .success(0)) }
+            // The queue became non-empty: make its descriptor readable. Under the lock, so
+            // teardown cannot close the descriptor in between.
+            return (true, valueOrErrno("write(eventfd)") { rlk_eventfd_signal(descriptor.raw) })
+        }
+        signalled.reportingFailure(.systemCallFailed, "waking the loop for submitted work", item: label)
+        if !accepted {
+            Diagnostics.report(.error, .workAfterTeardown,
+                               "work '\(label)' was submitted to a loop whose thread has exited; it will not run",
+                               item: label)
+        }
+        return accepted
+    }
+
+    /// L1: the descriptor the async queue signals if this run services it, else nil. Loop
+    /// thread, at the start of a run (after L0).
+    ///
+    /// CF adds the main-queue port to the mode's port set before each wait and removes it after
+    /// (two `epoll_ctl` calls per wake). Here the descriptor stays in the set of every mode that
+    /// has been run as a common mode, which gives the same waits: a run that services the queue
+    /// finds it there, and a run that must not (a nested run inside the queue's own drain, R4a)
+    /// takes it out for its duration and `restoreAsyncPort` puts it back when it ends. Leaving
+    /// a readable descriptor in the set of such a run instead would make every wait return at
+    /// once (level-triggered) and the run spin.
+    func asyncPortForRun(_ run: RunContext, _ held: borrowing LoopLock.Held) -> Descriptor? {
+        let state = run.mode
+        let port: Descriptor?
+        if isMainLoop {
+            if mainQueueClause(state, held) {
+                if owned.dispatchFD == nil {
+                    owned.dispatchFD = Descriptor(Int32(rlk_dispatch_main_queue_handle()))
+                    watchMainQueue()
+                }
+                port = owned.dispatchFD
+            } else {
+                port = nil
+            }
+        } else {
+            port = asyncClauseActive(state, held) ? held.loop.asyncFD : nil
+        }
+        if let port {
+            if held[state].asyncInSet == nil {
+                // On a failure the next run tries again (reported).
+                if valueOrErrno("epoll_ctl(ADD)", { rlk_epoll_add(state.epollFD.raw, port.raw, 1, WaitToken.async, 0) })
+                    .reportingFailure(.systemCallFailed, "adding the async queue to mode '\(state.mode)'; the next run tries again") != nil {
+                    held[state].asyncInSet = port
+                }
+            }
+        } else if let inSet = held[state].asyncInSet {
+            valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD.raw, inSet.raw) }
+                .reportingFailure(.systemCallFailed, "taking the async queue out of mode '\(state.mode)'")
+            run.frame.scratch.pointee.removedAsyncPort = inSet
+            held[state].asyncInSet = nil
+        }
+        return port
+    }
+
+    /// R5.6: puts back the async descriptor a run took out of its mode's set (L1). Loop thread,
+    /// at the end of the run.
+    @inline(__always)
+    func restoreAsyncPort(_ run: RunContext, _ held: borrowing LoopLock.Held) {
+        guard let removed = run.frame.scratch.pointee.removedAsyncPort else { return }
+        let state = run.mode
+        if !held.loop.tornDown && held[state].asyncInSet == nil {
+            if valueOrErrno("epoll_ctl(ADD)", { rlk_epoll_add(state.epollFD.raw, removed.raw, 1, WaitToken.async, 0) })
+                .reportingFailure(.systemCallFailed, "putting the async queue back into mode '\(state.mode)'; the next run tries again") != nil {
+                held[state].asyncInSet = removed
+            }
+        }
+        run.frame.scratch.pointee.removedAsyncPort = nil
+    }
+
+    /// R4a for the main loop: on the main thread, not inside a main-queue drain, running a
+    /// common mode.
+    func mainQueueClause(_ state: ModeState, _ held: borrowing LoopLock.Held) -> Bool {
+        // The main loop's owner is the main thread, so comparing pthread handles (a thread-local
+        // read) decides "on the main thread" without the gettid/getpid system calls.
+        isMainLoop && held.loop.insideAsyncDrain == 0 && pthread_equal(pthread_self(), owner) != 0 && held[state].isCommon
+    }
+
+    /// R4a's analogue for other loops: a common mode, not inside this loop's drain.
+    func asyncClauseActive(_ state: ModeState, _ held: borrowing LoopLock.Held) -> Bool {
+        !isMainLoop && held.loop.asyncFD != nil && held.loop.insideAsyncDrain == 0 && held[state].isCommon
+    }
+
+    /// The fast path's probe: is work waiting right now? Consumes the readiness.
+    func asyncReadyNow() -> Bool {
+        if isMainLoop {
+            owned.mainQueueMayBeReady = false   // a poke after this read reaches the watch
+            guard let port = owned.dispatchFD else { return false }
+            return drainCounter(port, "the main queue's descriptor") > 0
+        }
+        return mirrors.hasAsyncWork
+    }
+
+    /// X4: services the queue once: a snapshot of the queued work, each item a callout; work
+    /// queued meanwhile waits for the next pass that waits.
+    func drainAsyncQueue(_ run: RunContext) {
+        if isMainLoop {
+            lock.withLock { $0.loop.insideAsyncDrain += 1 }
+            callOutToMainQueue(run.mode.mode)
+            lock.withLock { $0.loop.insideAsyncDrain -= 1 }
+            return
+        }
+        let scratch = run.frame.scratch
+        lock.withLock { held in
+            held.loop.insideAsyncDrain += 1
+            takeAsyncWork(into: &scratch.pointee.async, held)
+            if let descriptor = held.loop.asyncFD { _ = drainCounter(descriptor, "the async queue's descriptor") }
+        }
+        var index = 0
+        while index < scratch.pointee.async.count {
+            let item = scratch.pointee.async[index]
+            index += 1
+            callOut(.mainQueue, item.label, run.mode.mode) { item.work() }
+        }
+        scratch.pointee.async.truncate(to: 0)
+        lock.withLock { $0.loop.insideAsyncDrain -= 1 }
+    }
+}

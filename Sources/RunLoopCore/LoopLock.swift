@@ -1,0 +1,204 @@
+import PThreads
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A loop's lock, and the only way to the state it guards.
+///
+/// Holding the lock is a value: ``lock()`` returns a ``Held``, which is noncopyable, and only a
+/// `Held` reaches the guarded state of the loop (``Held/loop``), of its modes
+/// (``Held/subscript(_:)-mode``) and of its runs (``Held/subscript(_:)-frame``). A function
+/// that needs the lock borrows a `Held`; one that lets the lock go consumes it
+/// (``Held/unlock()``), and returns the `Held` of its next ``lock()`` if its caller goes on
+/// under the lock. So the compiler tracks who holds the lock across function boundaries, and
+/// state guarded by it cannot be touched without it.
+///
+/// The guarded state sits behind pointers made here and read only through a `Held`, so the
+/// unsafe code of the loop's locking is this file. The accessors are `@_transparent`: a debug
+/// build inlines them too, where a `_read`/`_modify` accessor that is not inlined allocates its
+/// coroutine frame on every use (14 allocations per pass). The pointers themselves: a pointer's pointee is not subject to
+/// Swift's run-time exclusivity checks, which on class properties cost a third of a pass's
+/// instructions, and which the lock makes redundant. Debug builds check instead, on every
+/// access, that the calling thread holds the lock.
+final class LoopLock: @unchecked Sendable {
+    // Sendable: the state is reached only through a `Held`, which exists only while `mutex` is
+    // locked by the thread that made it.
+    fileprivate let mutex = PThreadMutex()
+    fileprivate let state: UnsafeMutablePointer<LoopGuardedState>
+    #if DEBUG
+    /// The thread holding the lock (0: none), for the debug check.
+    fileprivate let holder = Atomic<UInt>(0)
+    #endif
+
+    init(guarding initial: LoopGuardedState) {
+        state = .allocate(capacity: 1)
+        state.initialize(to: initial)
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    /// Takes the lock; the `Held` it returns must end with ``Held/unlock()``.
+    @inline(__always)
+    func lock() -> Held {
+        LentMutex(mutex).lock()
+        #if DEBUG
+        holder.store(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))), ordering: .relaxed)
+        #endif
+        return Held(self)
+    }
+
+    /// Runs `body` with the lock held.
+    @inline(__always)
+    func withLock<R, E: Error>(_ body: (borrowing Held) throws(E) -> R) throws(E) -> R {
+        let held = lock()
+        do {
+            let result = try body(held)
+            held.unlock()
+            return result
+        } catch {
+            held.unlock()
+            throw error
+        }
+    }
+
+    /// Waits on `condition` until it is signalled or `deadline` (monotonic nanoseconds)
+    /// passes, releasing the lock meanwhile; true when signalled. The lock is held again on
+    /// return, by the same `held`.
+    func wait(on condition: PThreadCondition, untilMonotonicNanoseconds deadline: UInt64,
+              _ held: borrowing Held) -> Bool {
+        #if DEBUG
+        holder.store(0, ordering: .relaxed)
+        defer { holder.store(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))), ordering: .relaxed) }
+        #endif
+        return condition.wait(mutex, untilMonotonicNanoseconds: deadline)
+    }
+
+    /// The guarded state of an object no other thread can reach yet (an initialiser, a
+    /// deinitialiser): no lock is needed to set it up.
+    var unshared: UnsafeMutablePointer<LoopGuardedState> { state }
+
+    /// Proof that the calling thread holds a loop's lock, and the way to what it guards.
+    struct Held: ~Copyable {
+        private let state: UnsafeMutablePointer<LoopGuardedState>
+        private let mutex: LentMutex
+        #if DEBUG
+        private let lock: Unmanaged<LoopLock>
+        #endif
+
+        @inline(__always)
+        fileprivate init(_ lock: LoopLock) {
+            state = lock.state
+            mutex = LentMutex(lock.mutex)
+            #if DEBUG
+            self.lock = .passUnretained(lock)
+            #endif
+        }
+
+        /// The loop's guarded state.
+        var loop: Guarded<LoopGuardedState> {
+            @_transparent get {
+                checkHeld()
+                return Guarded(state)
+            }
+        }
+
+        /// A mode's guarded state.
+        subscript(_ mode: ModeState) -> Guarded<ModeGuardedState> {
+            @_transparent get {
+                checkHeld()
+                return Guarded(mode.guardedStorage.pointer)
+            }
+        }
+
+        /// A running run's guarded state (its stop flag, serial and W3 flag), through its
+        /// frame's handle.
+        subscript(_ frame: RunFrameHandle) -> Guarded<RunControl> {
+            @_transparent get {
+                checkHeld()
+                return Guarded(frame.controlStorage.pointer)
+            }
+        }
+
+        /// Releases the lock.
+        @inline(__always)
+        consuming func unlock() {
+            #if DEBUG
+            checkHeld()
+            lock._withUnsafeGuaranteedRef { $0.holder.store(0, ordering: .relaxed) }
+            #endif
+            mutex.unlock()
+            discard self
+        }
+
+        @usableFromInline
+        func checkHeld() {
+            #if DEBUG
+            let holder = lock._withUnsafeGuaranteedRef { $0.holder.load(ordering: .relaxed) }
+            precondition(holder == UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))),
+                         "a loop's guarded state was reached by a thread that does not hold its lock")
+            #endif
+        }
+
+        deinit {
+            assertionFailure("a held loop lock was dropped without unlock(): the lock stays taken")
+        }
+    }
+}
+
+/// Guarded state as a `LoopLock.Held` lends it: its fields read and written in place. Made
+/// only by a `Held`; used within the expression that asked for it (`held.loop.depth += 1`).
+///
+/// The fields are reached through key paths into the state's storage, so that a `Held` bound
+/// with `let` can still be consumed by `unlock()` after them (a property of the `Held` itself
+/// that yields its storage would keep the `Held` borrowed), and so that a debug build makes no
+/// coroutine frame (an allocation) per access. An optimised build compiles each key path to the
+/// field's offset.
+@dynamicMemberLookup
+struct Guarded<State> {
+    private let pointer: UnsafeMutablePointer<State>
+
+    @_transparent
+    fileprivate init(_ pointer: UnsafeMutablePointer<State>) { self.pointer = pointer }
+
+    subscript<Field>(dynamicMember field: WritableKeyPath<State, Field>) -> Field {
+        @_transparent unsafeAddress { UnsafePointer(pointer.pointer(to: field).unsafelyUnwrapped) }
+        @_transparent nonmutating unsafeMutableAddress { pointer.pointer(to: field).unsafelyUnwrapped }
+    }
+
+    subscript<Value>(dynamicMember property: KeyPath<State, Value>) -> Value {
+        @_transparent get { pointer.pointee[keyPath: property] }
+    }
+
+    /// The whole state, for its mutating methods (`held.loop.value.pushFrame()`).
+    var value: State {
+        @_transparent unsafeAddress { UnsafePointer(pointer) }
+        @_transparent nonmutating unsafeMutableAddress { pointer }
+    }
+}
+
+/// State a loop's lock guards that lives in another object (a mode, a run's frame): a pointer
+/// only `LoopLock.Held` follows. Made with its object and freed in its object's deinit.
+struct LockGuardedStorage<State> {
+    fileprivate let pointer: UnsafeMutablePointer<State>
+
+    init(_ initial: State) {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: initial)
+    }
+
+    /// Its owner's deinit: nobody holds the lock for an object that is going away.
+    func free() {
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
+    }
+
+    /// The state of an object no other thread can reach yet or any more (its initialiser, its
+    /// deinitialiser, a loop being torn down on its last reference).
+    var unshared: UnsafeMutablePointer<State> { pointer }
+}

@@ -1,0 +1,90 @@
+/// Per-run data (R5) plus the pass's reusable scratch buffers, one set per nesting depth so a
+/// steady-state pass allocates nothing and a nested run cannot disturb the outer snapshot.
+///
+/// Two parts with two owners: `controlStorage` (a stop request, the run's serial, W3's flag),
+/// which other threads reach under the loop's lock (`LoopLock.Held[frame]`), and `scratch`,
+/// which only the loop thread touches, one step at a time.
+final class RunFrame: @unchecked Sendable {
+    // Sendable: `controlStorage` is reached only through `LoopLock.Held`; `scratch` only on the
+    // loop's thread, which runs one pass step at a time.
+    let controlStorage = LockGuardedStorage(RunControl())
+    /// Behind a pointer so the hot per-item appends and reads skip Swift's dynamic exclusivity
+    /// checks on class properties (they were a third of a pass's instructions).
+    let scratch: UnsafeMutablePointer<Scratch>
+
+    struct Scratch {
+        /// The settings of the run using this frame.
+        var settings = RunSettings()
+        /// The async descriptor this run took out of its mode's wait set (L1), to put back.
+        var removedAsyncPort: Descriptor?
+        /// The snapshot of the running mode's observers this run's notifications use; the
+        /// run takes it when it starts and again when the mode's observers change (O4, O5).
+        var observerSnapshot: ObserverSnapshot?
+        /// Its `version`; 0 = none held.
+        var observersHeldVersion: UInt64 = 0
+        /// Its `entries` and `starts`, read by each notification without touching the object.
+        var observerEntries: UnsafeMutablePointer<Unmanaged<LoopObserver>>?
+        var observerStarts: UnsafeMutablePointer<Int>?
+        var sources: [Source0Pick] = []
+        var timers: [DueTimer] = []
+        var blocks: [PendingBlock] = []
+        var async: [AsyncWork] = []
+        /// One wait's ready events (token, readiness), room for `readyCapacity`.
+        var readyTokens: UnsafeMutablePointer<UInt64>
+        var readyFlags: UnsafeMutablePointer<UInt32>
+        /// The fd sources found ready by the last wait, in handling order.
+        var readyFiles: [(source: LoopFileSource, ready: UInt32)] = []
+    }
+
+    /// How many events one wait collects when several fd sources may be ready together.
+    static let readyCapacity = 64
+
+    init() {
+        scratch = .allocate(capacity: 1)
+        scratch.initialize(to: Scratch(readyTokens: .allocate(capacity: RunFrame.readyCapacity),
+                                       readyFlags: .allocate(capacity: RunFrame.readyCapacity)))
+    }
+
+    deinit {
+        controlStorage.free()
+        scratch.pointee.readyTokens.deallocate()
+        scratch.pointee.readyFlags.deallocate()
+        scratch.deinitialize(count: 1)
+        scratch.deallocate()
+    }
+
+    /// What a run uses of its frame: the frame's own storage, reached without a reference to
+    /// the frame (the loop keeps every frame it pushed, so a run needs no reference counting
+    /// of its frame).
+    var handle: RunFrameHandle { RunFrameHandle(controlStorage: controlStorage, scratch: scratch) }
+}
+
+/// A run's frame as the run reaches it: its lock-guarded control state (`held[frame]`) and
+/// its scratch buffers (loop thread only).
+struct RunFrameHandle {
+    let controlStorage: LockGuardedStorage<RunControl>
+    let scratch: UnsafeMutablePointer<RunFrame.Scratch>
+
+    /// Takes the snapshot of `state`'s current observers (none if it has none) and returns the
+    /// one held before, for the caller to release after the loop's lock. Loop thread.
+    @inline(__always)
+    func holdObserverSnapshot(_ state: ModeState, _ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
+        let snapshot = state.observerSnapshot(held)
+        scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
+        scratch.pointee.observerEntries = snapshot?.entries
+        scratch.pointee.observerStarts = snapshot?.starts
+        let previous = scratch.pointee.observerSnapshot
+        scratch.pointee.observerSnapshot = snapshot
+        return previous
+    }
+
+    /// Drops the run's observer snapshot (O5), so observers removed meanwhile are released
+    /// with it. Loop thread, end of a run, lock released.
+    @inline(__always)
+    func releaseObserverSnapshot() {
+        scratch.pointee.observersHeldVersion = 0
+        scratch.pointee.observerEntries = nil
+        scratch.pointee.observerStarts = nil
+        if scratch.pointee.observerSnapshot != nil { scratch.pointee.observerSnapshot = nil }
+    }
+}

@@ -1,0 +1,95 @@
+import Testing
+import PThreads
+@testable import RunLoopCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The wake-up protocol's corner cases found in issue 26 (its model is Models/wakeup.pml; the
+/// cross-CPU race is covered by the `Lost wake-up stress` suite and the `wakeup-stress` tool).
+@Suite("Wake-up protocol")
+struct WakeUpProtocolTests {
+    /// The wake-up eventfd is edge-triggered: a wait that takes its event together with two
+    /// ready fd sources (one batch wait) must take the wake-up with them. Before the fix the
+    /// wake-up stayed "pending" with no event left, so a later `wakeUp()` on the loop's own
+    /// thread (a BeforeWaiting observer that signals a source) was not noted and the next wait
+    /// slept to the run's timeout with the source signalled.
+    @Test("W3: a wake-up taken in a batch wait with fd events does not swallow a later own-thread wakeUp()")
+    func batchWaitTakesTheWakeUp() throws {
+        let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
+        let first = try Pipe(), second = try Pipe()
+        defer { first.close(); second.close() }
+        let trace = Trace()
+        loop.add(LoopFileSource(fd: first.readEnd, events: .readable, label: "a") { _ in
+            first.drain()
+            trace.add("a")
+        }, mode: .default)
+        loop.add(LoopFileSource(fd: second.readEnd, events: .readable, label: "b") { _ in
+            second.drain()
+            trace.add("b")
+        }, mode: .default)
+        let source = recordingSource("signalled", trace) { loop.stop() }
+        loop.add(source, mode: .default)
+        let waits = Counter()
+        let observer = LoopObserver(activities: .beforeWaiting) { _, _ in
+            switch waits.next() {
+            case 1:
+                // Both pipes readable, then a wake-up written by another thread: the wait takes
+                // all three events at once.
+                first.writeByte()
+                second.writeByte()
+                let other = BackgroundThread { loop.wakeUp() }
+                other.join()
+            case 2:
+                source.signal()
+                loop.wakeUp()   // the loop's own thread: noted, nothing written
+            default:
+                break
+            }
+        }
+        loop.add(observer, mode: .default)
+        let start = MonotonicClock.shared.nowNanoseconds
+        let result = loop.run(mode: .default, timeout: 5)
+        let elapsed = MonotonicClock.shared.nowNanoseconds - start
+        #expect(result == .stopped)
+        #expect(trace.all == ["a", "b", "signalled"])
+        #expect(elapsed < 2_000_000_000, "the wait after the own-thread wakeUp() slept \(elapsed / 1_000_000) ms of the 5 s timeout")
+    }
+}
+
+/// A pipe whose ends are closed by `close()`.
+private struct Pipe {
+    let readEnd: Int32
+    let writeEnd: Int32
+
+    init() throws {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw PipeError(code: errno) }
+        readEnd = fds[0]
+        writeEnd = fds[1]
+    }
+
+    func writeByte() {
+        var byte: UInt8 = 1
+        #expect(write(writeEnd, &byte, 1) == 1)
+    }
+
+    func drain() {
+        var buffer = [UInt8](repeating: 0, count: 16)
+        _ = read(readEnd, &buffer, buffer.count)
+    }
+
+    func close() {
+        _ = Glibc.close(readEnd)
+        _ = Glibc.close(writeEnd)
+    }
+}
+
+private struct PipeError: Error { let code: Int32 }
+
+/// Counts calls across threads.
+private final class Counter: Sendable {
+    private let count = Locked(0)
+    func next() -> Int { count.withLock { $0 += 1; return $0 } }
+}
