@@ -58,6 +58,7 @@ static int resolve_all(void *handle, const char *library, rlk_glib *out, char *e
     RESOLVE(handle, g_source_set_priority);
     RESOLVE(handle, g_source_set_name);
     RESOLVE(handle, g_source_set_ready_time);
+    RESOLVE(handle, g_source_set_can_recurse);
     RESOLVE(handle, g_source_add_unix_fd);
     RESOLVE(handle, g_source_query_unix_fd);
     RESOLVE(handle, g_source_remove_unix_fd);

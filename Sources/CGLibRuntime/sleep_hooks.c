@@ -23,6 +23,5 @@ int rlk_glib_hooked_poll(rlk_GPollFD *fds, unsigned int nfds, int timeout) {
         }
         return glib->g_poll(fds, nfds, timeout);
     }
-    if (timeout == 0) return hooks->previous(fds, nfds, timeout);
     return hooks->sleeping_poll(hooks->owner, fds, nfds, timeout);
 }

@@ -1,23 +1,28 @@
 import RunLoopCore
 
-/// One run of a loop whose waits are a host's, as the GLib bridge uses it: the core's hosted
-/// run behind a thin adapter, so that a change of the core's names is a change of this file.
+/// The calls the GLib bridge makes on a hosted run: those of the core's ``HostedRun`` (rules
+/// H1–H4), as a protocol so that the plumbing tests can put a recording stand-in in its place.
 ///
-/// The calls, in a host's iteration: ``prepare()`` before the host computes its timeout;
-/// ``hostWillSleep()`` and ``hostDidWake()`` around a poll that may block; ``dispatch()`` when
-/// the host found ``descriptor`` readable or the deadline reached; ``end()`` once.
+/// In a host's iteration: ``prepare()`` before the host computes its timeout;
+/// ``hostWillSleep()`` and ``hostDidWake()`` around a poll that may block; ``dispatch()`` after
+/// the poll; ``end()`` when the host stops driving the run.
 protocol HostDrivenRun: AnyObject {
-    /// Readable whenever the loop has something to handle.
+    /// Readable whenever the loop has something to handle; -1 once the run ended.
     var descriptor: Int32 { get }
-    /// Starts the next pass up to its wait; returns how long the host may sleep for the loop
-    /// (`.zero`: not at all; nil: no limit).
-    func prepare() -> Duration?
+    /// The run's result once it ended, else nil.
+    var result: Loop.RunResult? { get }
+    /// The top of the next pass; how long the host may sleep for the loop.
+    func prepare() -> HostWait
     /// The host is about to block in its poll (BeforeWaiting).
     func hostWillSleep()
     /// The host's poll returned (AfterWaiting).
     func hostDidWake()
-    /// Handles what is ready without blocking; the run's result when it ended, else nil.
+    /// The rest of the pass; the run's result when it ended, else nil.
+    @discardableResult
     func dispatch() -> Loop.RunResult?
-    /// Ends the run (Exit observers); idempotent.
-    func end()
+    /// Ends the run (Exit); the result, the earlier one if it had ended already.
+    @discardableResult
+    func end() -> Loop.RunResult
 }
+
+extension HostedRun: HostDrivenRun {}

@@ -1,4 +1,5 @@
 import CGLibRuntime
+import LoopTime
 import RunLoopCore
 import RunLoopDiagnostics
 #if canImport(Glibc)
@@ -7,26 +8,27 @@ import Glibc
 import Musl
 #endif
 
-/// A `Loop` driven by a GLib main context: GLib does the waiting (in
-/// `g_main_loop_run`, as a GTK application does), the loop runs its passes inside GLib's
-/// iteration — so `Loop.main` with `@MainActor` jobs, `DispatchQueue.main`, timers, observers,
-/// pools and commits keeps working under GTK, with no polling.
+/// A `Loop` driven by a GLib main context: GLib does the waiting (in `g_main_loop_run`, as a
+/// GTK application does), the loop runs its passes inside GLib's iteration — so `Loop.main`
+/// with `@MainActor` jobs, `DispatchQueue.main`, timers, observers, pools and commits keeps
+/// working under GTK, with no polling. Made by ``GLibMainContext/host(_:mode:priority:)``.
 ///
-/// One GSource (priority ``priority``) carries the loop:
-/// - its **prepare** starts the loop's pass up to the wait (BeforeTimers, BeforeSources, blocks,
-///   sources0) and hands GLib the time until the loop's next timer as its timeout — zero when
-///   the pass must not wait;
-/// - the loop's descriptor is one of the source's descriptors (`g_source_add_unix_fd`, readable
-///   when the loop has work: a wake-up, a port, an fd source, a due timer, queued jobs);
-/// - the context's poll function is wrapped: when GLib really blocks (non-zero timeout) the loop
-///   gets BeforeWaiting before and AfterWaiting after — pools drain and commits flush once per
-///   GLib sleep;
-/// - **check** is "descriptor readable or deadline reached", **dispatch** handles what is ready
-///   and finishes the pass.
+/// One GSource (priority ``priority``) carries the loop's hosted run (rules H1–H4 of
+/// Docs/Rules.md):
+/// - its **prepare** is the top of the loop's pass (`HostedRun.prepare()`: BeforeTimers,
+///   BeforeSources, blocks, sources0) and hands GLib the time until the loop's next timer as
+///   its timeout — zero when the pass must not wait;
+/// - it watches the loop's descriptor (readable when the loop has work: a wake-up, a port, an
+///   fd source, a due timer, `@MainActor` jobs, `DispatchQueue.main` work);
+/// - the context's poll function is wrapped: when GLib really blocks (a non-zero timeout) the
+///   loop gets BeforeWaiting before and AfterWaiting after — pools drain and commits flush once
+///   per GLib sleep;
+/// - **check** is "descriptor readable or the loop's deadline reached", **dispatch** handles
+///   what is ready and finishes the pass.
 ///
-/// When the loop's run ends (`stop()`, or the mode became empty), ``runEnded`` is called with the
-/// result and a new run begins at GLib's next iteration. ``end()`` ends the run and takes the
-/// source out of the context. Not `Sendable`: use it on the loop's thread.
+/// When the loop's run ends (`stop()`, or the mode became empty), ``runEnded`` is called with
+/// the result and a new run begins at GLib's next iteration (Entry runs again). ``end()`` ends
+/// the run and takes the source out of the context. Not `Sendable`: use it on the loop's thread.
 public final class LoopOnGLibContext {
     /// The context whose iteration drives the loop.
     public let context: GLibMainContext
@@ -39,28 +41,47 @@ public final class LoopOnGLibContext {
     /// Called on the loop's thread when a hosted run ends (before the next begins), for example
     /// to quit the `GMainLoop` when the loop was stopped.
     public var runEnded: ((Loop.RunResult) -> Void)?
+    /// The result of the last run that ended, nil before the first ends.
+    public private(set) var lastResult: Loop.RunResult?
 
     private let glib: UnsafePointer<rlk_glib>
     private let beginRun: () -> any HostDrivenRun
+    /// A new run begins whenever the last one ended; false: only one run (``GLibMainContext/run(_:mode:timeout:returnAfterSourceHandled:)``).
+    private let continuous: Bool
+    private var runsBegun = 0
     private var run: (any HostDrivenRun)?
     private var source: OpaquePointer?
-    /// The descriptor the source watches and GLib's tag for it.
-    private var watched: (fd: Int32, tag: UnsafeMutableRawPointer)?
-    /// GLib's monotonic time (microseconds) at which the loop's next timer is due; nil: none.
-    private var deadline: Int64?
+    /// What the GSource watches: an epoll set holding the current run's descriptor. GLib signals
+    /// its own wake-up descriptor whenever a source's descriptors change, which would end its
+    /// next sleep at once; a set of our own lets runs (and modes) change without GLib noticing.
+    private let watchSet: Int32
+    private var watchTag: UnsafeMutableRawPointer?
+    /// The run's descriptor in ``watchSet``, or -1.
+    private var watchedRunFD: Int32 = -1
+    /// What the current pass's prepare said.
+    private var wait = HostWait.indefinitely
+    /// The loop's deadline was reached at prepare: GLib's next poll (timeout 0) counts as the
+    /// loop's sleep, as the loop's own wait for a due deadline does.
+    private var sleepsWithoutWaiting = false
+    /// Calls into the run in progress (its callouts may iterate GLib again: a nested
+    /// `g_main_loop_run`, which must not drive the run that is busy).
+    private var busy = 0
     private let hooks: UnsafeMutablePointer<rlk_glib_sleep_hooks>
     /// The second look at GLib inside a sleeping poll (see ``sleepingPoll(_:_:_:)``).
     private var recheck: GLibIteration
-    /// Inside that second look: the source's prepare answers from what it said before.
+    /// Inside that second look, or while the install acknowledges GLib's wake-up: the source's
+    /// prepare answers without touching the run.
     private var rechecking = false
     /// GLib's records and the ones the second look added, polled together.
     private var combined: [rlk_GPollFD] = []
+    /// The last poll found one of the records only the second look listed ready.
+    private var addedWereReady = false
 
     /// What the bridge counted since it was attached (for benchmarks and tests).
     public struct Counts: Sendable, Equatable {
         /// GLib's polls that could block (each a BeforeWaiting / AfterWaiting pair).
         public var sleeps = 0
-        /// Passes the source started (prepare calls on the loop's thread).
+        /// Passes the source started (prepare calls that reached the run).
         public var prepares = 0
         /// Dispatches of the source.
         public var dispatches = 0
@@ -68,7 +89,7 @@ public final class LoopOnGLibContext {
     /// What the bridge counted since it was attached.
     public private(set) var counts = Counts()
 
-    init(context: GLibMainContext, loop: Loop, mode: Loop.Mode, priority: Int32,
+    init(context: GLibMainContext, loop: Loop, mode: Loop.Mode, priority: Int32, continuous: Bool = true,
          beginRun: @escaping () -> any HostDrivenRun) throws(GLibError) {
         guard loop.isOwnerThread else { throw GLibError.notOnLoopThread("GLibMainContext.host(_:mode:priority:)") }
         guard rlk_glib_sleep_hooks_current() == nil else { throw GLibError.alreadyHostingOnThisThread }
@@ -76,9 +97,15 @@ public final class LoopOnGLibContext {
         self.loop = loop
         self.mode = mode
         self.priority = priority
+        self.continuous = continuous
         self.glib = context.glib
         self.beginRun = beginRun
         recheck = GLibIteration(glib: context.glib, context: context.pointer)
+        do {
+            watchSet = try valueOrErrno("epoll_create1") { rlk_glib_epoll_create() }.get()
+        } catch {
+            throw GLibError.systemCall(error)
+        }
         hooks = .allocate(capacity: 1)
         hooks.initialize(to: rlk_glib_sleep_hooks(owner: nil, sleeping_poll: Self.sleepingPoll,
                                                   previous: context.glib.pointee.g_poll))
@@ -88,6 +115,7 @@ public final class LoopOnGLibContext {
     deinit {
         hooks.deinitialize(count: 1)
         hooks.deallocate()
+        _ = close(watchSet)
     }
 
     // MARK: - The GSource
@@ -110,6 +138,10 @@ public final class LoopOnGLibContext {
     }
 
     private func install() throws(GLibError) {
+        // The thread must be able to iterate the context: GLib's other thread would call the
+        // source, and the poll function's hooks are this thread's.
+        guard glib.pointee.g_main_context_acquire(context.pointer) != 0 else { throw GLibError.contextOwnedByAnotherThread }
+        defer { glib.pointee.g_main_context_release(context.pointer) }
         let retained = Unmanaged.passRetained(self).toOpaque()
         guard let source = rlk_glib_owned_source_new(glib, Self.callbacks, retained) else {
             Unmanaged<LoopOnGLibContext>.fromOpaque(retained).release()
@@ -118,21 +150,49 @@ public final class LoopOnGLibContext {
         self.source = source
         glib.pointee.g_source_set_priority(source, priority)
         glib.pointee.g_source_set_name(source, "RunLoopKit loop")
-        let run = beginRun()
-        self.run = run
-        watch(run.descriptor)
+        // GLib blocks a source that cannot recurse while it dispatches, which takes its
+        // descriptors out of the context and puts them back: each time GLib signals its own
+        // wake-up, and the next sleep would end at once (a BeforeWaiting / AfterWaiting pair
+        // with nothing done). A nested GLib loop inside a callout finds the run busy instead.
+        glib.pointee.g_source_set_can_recurse(source, 1)
+        watchTag = glib.pointee.g_source_add_unix_fd(source, watchSet, UInt32(RLK_G_IO_IN))
         hooks.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         hooks.pointee.previous = glib.pointee.g_main_context_get_poll_func(context.pointer)
         rlk_glib_set_sleep_hooks(hooks)
         glib.pointee.g_main_context_set_poll_func(context.pointer, rlk_glib_hooked_poll)
         _ = glib.pointee.g_source_attach(source, context.pointer)
+        acknowledgeGLibWakeUp()
     }
 
-    /// Makes the source watch `fd` for readability (the loop's descriptor may differ per run).
-    private func watch(_ fd: Int32) {
-        guard let source, watched?.fd != fd else { return }
-        if let watched { glib.pointee.g_source_remove_unix_fd(source, watched.tag) }
-        watched = (fd, glib.pointee.g_source_add_unix_fd(source, fd, UInt32(RLK_G_IO_IN)))
+    /// Adding the descriptor signalled GLib's wake-up descriptor; one iteration without
+    /// dispatching (prepare, query, poll without waiting, check) acknowledges it, so the first
+    /// sleep is a real one. The source takes no part in it.
+    private func acknowledgeGLibWakeUp() {
+        rechecking = true
+        defer { rechecking = false }
+        var iteration = GLibIteration(glib: glib, context: context.pointer)
+        let prepared = iteration.prepare()
+        _ = iteration.query(priority: prepared.priority)
+        iteration.pollWithoutWaiting()
+        _ = iteration.check(priority: prepared.priority)
+    }
+
+    /// Puts `fd` (the run's descriptor, -1 for none) in the watched set in place of the last.
+    private func watchRun(_ fd: Int32) {
+        guard fd != watchedRunFD else { return }
+        if watchedRunFD >= 0 {
+            // Fails only when the run's descriptor is closed already, which took it out.
+            _ = rlk_glib_epoll_control(watchSet, RLK_GLIB_EPOLL_REMOVE, watchedRunFD, 0)
+            watchedRunFD = -1
+        }
+        guard fd >= 0 else { return }
+        if case .failure(let failure) = valueOrErrno("epoll_ctl(ADD)", { rlk_glib_epoll_control(watchSet, RLK_GLIB_EPOLL_ADD, fd, UInt32(RLK_G_IO_IN)) }) {
+            // Without the descriptor GLib would sleep through the loop's work: poll instead.
+            Diagnostics.report(.error, .glibSystemCallFailed,
+                               "watching the loop's descriptor: \(failure); GLib polls the loop every millisecond instead")
+            return
+        }
+        watchedRunFD = fd
     }
 
     /// Ends the hosted run (Exit observers), takes the source out of the context and gives the
@@ -141,8 +201,11 @@ public final class LoopOnGLibContext {
         precondition(loop.isOwnerThread, "LoopOnGLibContext.end() must be called on the loop's own thread")
         guard let source else { return }
         self.source = nil
-        run?.end()
-        run = nil
+        if let run {
+            self.run = nil
+            lastResult = run.end()
+        }
+        watchRun(-1)
         if rlk_glib_sleep_hooks_current() == hooks {
             rlk_glib_set_sleep_hooks(nil)
             glib.pointee.g_main_context_set_poll_func(context.pointer, hooks.pointee.previous)
@@ -153,51 +216,123 @@ public final class LoopOnGLibContext {
         glib.pointee.g_source_unref(source)
     }
 
+    /// True while the bridge is in the context (from ``GLibMainContext/host(_:mode:priority:)``
+    /// until ``end()``).
+    public var isAttached: Bool { source != nil }
+
     // MARK: - GLib's iteration
 
     private func prepare(timeout: UnsafeMutablePointer<Int32>) -> Bool {
-        guard source != nil, loop.isOwnerThread else {
-            timeout.pointee = -1
-            return false
-        }
+        timeout.pointee = -1
+        if !rechecking { sleepsWithoutWaiting = false }
+        guard source != nil, loop.isOwnerThread else { return false }
         if rechecking {
             // GLib is asleep on the loop's behalf: what the loop said still holds.
-            timeout.pointee = deadline.map { Self.milliseconds(until: $0, now: glib.pointee.g_get_monotonic_time()) } ?? -1
+            return glibTimeout(timeout)
+        }
+        if busy > 0 {
+            // A GLib loop nested in one of the run's callouts: the run cannot take a pass now,
+            // and its descriptor must not keep the nested loop awake.
+            watchRun(-1)
             return false
         }
+        guard let run = currentRun() else { return afterLastRun(timeout) }
         counts.prepares += 1
-        let run = currentRun()
-        guard let wait = run.prepare() else {
-            deadline = nil
-            timeout.pointee = -1
-            return false
+        busy += 1
+        wait = run.prepare()
+        busy -= 1
+        if let result = run.result {
+            // The host had not dispatched the previous pass, and that pass ended the run.
+            finished(result)
+            return afterLastRun(timeout)
         }
-        if wait <= .zero {
-            deadline = nil
-            timeout.pointee = 0
-            return true
+        watchRun(run.descriptor)
+        if watchedRunFD < 0 && wait != .no {
+            // The descriptor could not be watched (reported): come back in a millisecond.
+            wait = .until(loop.clock.now.advanced(by: .milliseconds(1)))
         }
-        let microseconds = Self.microseconds(roundingUp: wait)
-        deadline = glib.pointee.g_get_monotonic_time() &+ microseconds
-        // GLib's timeout is in milliseconds: rounded up, so the loop's timer is due at the wake.
-        timeout.pointee = Int32(clamping: (microseconds + 999) / 1000)
+        return glibTimeout(timeout)
+    }
+
+    /// No run to drive: a single run that ended must not let GLib sleep (its caller is waiting
+    /// for the iteration to return); a continuous bridge whose new run ended at once (an empty
+    /// mode) leaves GLib's sleep to GLib's own sources, and tries again at the next iteration.
+    private func afterLastRun(_ timeout: UnsafeMutablePointer<Int32>) -> Bool {
+        timeout.pointee = continuous ? -1 : 0
         return false
     }
 
+    /// GLib's timeout for ``wait`` in milliseconds, rounded up so the loop's timer is due at the
+    /// wake; true when the source is ready now. On a virtual clock GLib gets no timeout of the
+    /// loop's: the sleeping poll moves the clock instead (as the loop's own virtual wait does).
+    private func glibTimeout(_ timeout: UnsafeMutablePointer<Int32>) -> Bool {
+        switch wait {
+        case .no:
+            timeout.pointee = 0
+            return true
+        case .indefinitely:
+            timeout.pointee = -1
+            return false
+        case .until(let instant):
+            let now = loop.clock.now
+            if now >= instant {
+                // Due already: the loop's own wait would return at once, after BeforeWaiting
+                // and before AfterWaiting (a timer overdue at the top of a pass). So does
+                // GLib's poll, which the poll function treats as a sleep of no length.
+                timeout.pointee = 0
+                sleepsWithoutWaiting = true
+                return false
+            }
+            if loop.clock.isVirtual {
+                timeout.pointee = -1
+                return false
+            }
+            let nanoseconds = instant.nanoseconds - now.nanoseconds
+            timeout.pointee = Int32(clamping: (nanoseconds + 999_999) / 1_000_000)
+            return false
+        }
+    }
+
     private func check() -> Bool {
-        guard let source, let watched else { return false }
-        let ready = glib.pointee.g_source_query_unix_fd(source, watched.tag)
+        guard let source, let watchTag, busy == 0, run != nil else { return false }
+        let ready = glib.pointee.g_source_query_unix_fd(source, watchTag)
         if ready & UInt32(RLK_G_IO_IN | RLK_G_IO_HUP | RLK_G_IO_ERR) != 0 { return true }
-        guard let deadline else { return false }
-        return glib.pointee.g_get_monotonic_time() >= deadline
+        if case .until(let instant) = wait { return loop.clock.now >= instant }
+        return false
     }
 
     private func dispatch() {
-        guard source != nil, loop.isOwnerThread, let run else { return }
+        guard source != nil, loop.isOwnerThread, busy == 0, let run else { return }
         counts.dispatches += 1
-        deadline = nil
-        guard let result = run.dispatch() else { return }
-        self.run = nil
+        wait = .indefinitely
+        busy += 1
+        let result = run.dispatch()
+        busy -= 1
+        if let result { finished(result) }
+    }
+
+    /// The run in progress, or a new one when the last ended (once only for a single run).
+    private func currentRun() -> (any HostDrivenRun)? {
+        if let run { return run }
+        guard continuous || runsBegun == 0 else { return nil }
+        runsBegun += 1
+        busy += 1
+        let run = beginRun()   // Entry runs here
+        busy -= 1
+        if let result = run.result {
+            // An empty mode, or a stop before the first pass: nothing to drive (H1).
+            finished(result)
+            return nil
+        }
+        self.run = run
+        return run
+    }
+
+    private func finished(_ result: Loop.RunResult) {
+        run = nil
+        wait = .indefinitely
+        watchRun(-1)
+        lastResult = result
         runEnded?(result)
     }
 
@@ -209,11 +344,17 @@ public final class LoopOnGLibContext {
     /// bounded by the earlier of both timeouts (zero if a source is ready now) and also watches
     /// the descriptors added meanwhile. What the second look finds is dispatched by GLib's next
     /// iteration, which this poll's early return brings about.
+    ///
+    /// On a virtual clock the poll does not wait for the loop's deadline: when nothing is ready
+    /// the clock jumps to it, as the loop's own virtual wait does.
     private func sleepingPoll(_ fds: UnsafeMutablePointer<rlk_GPollFD>, _ count: UInt32, _ timeout: Int32) -> Int32 {
         let previous = hooks.pointee.previous
-        guard let run else { return previous(fds, count, timeout) }
+        guard busy == 0, let run, timeout != 0 || sleepsWithoutWaiting else { return previous(fds, count, timeout) }
+        sleepsWithoutWaiting = false
         counts.sleeps += 1
+        busy += 1
         run.hostWillSleep()
+        busy -= 1
         var timeout = timeout
         rechecking = true
         let again = recheck.prepare()
@@ -224,9 +365,23 @@ public final class LoopOnGLibContext {
         } else if later > 0 {
             timeout = timeout < 0 ? later : min(timeout, later)
         }
-        let polled = pollWithAdded(fds, Int(count), timeout, previous: previous)
+        var polled: Int32
+        if let virtualClock = loop.clock as? VirtualClock, timeout != 0 {
+            polled = pollWithAdded(fds, Int(count), 0, previous: previous)
+            if polled == 0 && !addedWereReady {
+                if case .until(let instant) = wait {
+                    virtualClock.advance(to: instant)
+                } else {
+                    polled = pollWithAdded(fds, Int(count), timeout, previous: previous)
+                }
+            }
+        } else {
+            polled = pollWithAdded(fds, Int(count), timeout, previous: previous)
+        }
         let saved = errno
+        busy += 1
         run.hostDidWake()
+        busy -= 1
         errno = saved
         return polled
     }
@@ -235,6 +390,7 @@ public final class LoopOnGLibContext {
     /// writes the readiness of GLib's own back into `fds`.
     private func pollWithAdded(_ fds: UnsafeMutablePointer<rlk_GPollFD>, _ count: Int, _ timeout: Int32,
                                previous: rlk_GPollFunc) -> Int32 {
+        addedWereReady = false
         let glibs = UnsafeMutableBufferPointer(start: fds, count: count)
         func isAdded(_ record: rlk_GPollFD) -> Bool { !glibs.contains { $0.fd == record.fd } }
         guard recheck.withRecords({ $0.contains(where: isAdded) }) else { return previous(fds, UInt32(count), timeout) }
@@ -251,29 +407,9 @@ public final class LoopOnGLibContext {
             fds[index].revents = combined[index].revents
             if combined[index].revents != 0 { ready += 1 }
         }
+        addedWereReady = combined[count...].contains { $0.revents != 0 }
+        // Something only the second look listed is ready: GLib's poll returns all the same
+        // (with nothing of its own ready), so its next iteration dispatches it.
         return ready
-    }
-
-    /// The run in progress, or a new one when the last ended.
-    private func currentRun() -> any HostDrivenRun {
-        if let run { return run }
-        let run = beginRun()
-        self.run = run
-        watch(run.descriptor)
-        return run
-    }
-
-    /// Milliseconds from `now` to `deadline` (GLib's monotonic microseconds), rounded up; 0 when
-    /// it has passed.
-    private static func milliseconds(until deadline: Int64, now: Int64) -> Int32 {
-        deadline <= now ? 0 : Int32(clamping: (deadline - now + 999) / 1000)
-    }
-
-    private static func microseconds(roundingUp duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
-        if overflow { return .max }
-        let fraction = (attoseconds + 999_999_999_999) / 1_000_000_000_000
-        return whole.addingReportingOverflow(fraction).overflow ? .max : whole + fraction
     }
 }

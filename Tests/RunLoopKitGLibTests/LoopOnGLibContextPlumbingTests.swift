@@ -16,31 +16,31 @@ struct LoopOnGLibContextPlumbingTests {
     final class RecordingRun: HostDrivenRun {
         let pipe: Pipe
         /// What each prepare returns: the first wait once, then the last one's again.
-        var waits: [Duration?]
+        var waits: [HostWait]
         /// When set, the first prepare sets a deadline this far ahead, and every prepare returns
-        /// the time left until it (so a slow start cannot use the wait up before GLib polls).
+        /// it (so a slow start cannot use the wait up before GLib polls).
         var waitFromFirstPrepare: Duration?
         private var deadline: LoopInstant?
         var log: [String] = []
         var onDispatch: () -> Loop.RunResult? = { nil }
         /// Called in hostWillSleep, as a BeforeWaiting observer would be.
         var onSleep: () -> Void = {}
+        private(set) var result: Loop.RunResult?
 
-        init(pipe: Pipe, waits: [Duration?]) {
+        init(pipe: Pipe, waits: [HostWait]) {
             self.pipe = pipe
             self.waits = waits
         }
 
         var descriptor: Int32 { pipe.read }
-        func prepare() -> Duration? {
+        func prepare() -> HostWait {
             log.append("prepare")
             if let wait = waitFromFirstPrepare {
-                let now = MonotonicClock.shared.now
-                let deadline = self.deadline ?? now.advanced(by: wait)
+                let deadline = self.deadline ?? MonotonicClock.shared.now.advanced(by: wait)
                 self.deadline = deadline
-                return max(.zero, now.duration(to: deadline))
+                return .until(deadline)
             }
-            return waits.count > 1 ? waits.removeFirst() : waits.first ?? nil
+            return waits.count > 1 ? waits.removeFirst() : waits.first ?? .indefinitely
         }
         func hostWillSleep() {
             log.append("sleep")
@@ -51,7 +51,10 @@ struct LoopOnGLibContextPlumbingTests {
             log.append("dispatch")
             return onDispatch()
         }
-        func end() { log.append("end") }
+        func end() -> Loop.RunResult {
+            log.append("end")
+            return result ?? .stopped
+        }
     }
 
     /// A GLib main loop on a new context hosting `run` for a real-clock loop.
@@ -65,7 +68,7 @@ struct LoopOnGLibContextPlumbingTests {
         let mainLoop: OpaquePointer
         var bridge: LoopOnGLibContext!
 
-        init(waits: [Duration?]) throws {
+        init(waits: [HostWait]) throws {
             sources = try GLibSources()
             context = try GLibMainContext()
             pipe = try Pipe()
@@ -116,7 +119,7 @@ struct LoopOnGLibContextPlumbingTests {
 
     @Test("A pass that must not wait: prepare says ready, GLib dispatches without polling for long (no sleep)")
     func zeroWaitDispatchesWithoutSleep() throws {
-        let fixture = try Fixture(waits: [.zero, nil])
+        let fixture = try Fixture(waits: [.no, .indefinitely])
         defer { fixture.close() }
         fixture.run.onDispatch = { fixture.quit(); return nil }
         #expect(fixture.runGLib())
@@ -126,7 +129,7 @@ struct LoopOnGLibContextPlumbingTests {
 
     @Test("The loop's descriptor, written by another thread, wakes GLib's poll: sleep, wake, dispatch")
     func descriptorWakesGLib() throws {
-        let fixture = try Fixture(waits: [nil])
+        let fixture = try Fixture(waits: [.indefinitely])
         defer { fixture.close() }
         fixture.run.onDispatch = { fixture.pipe.readByte(); fixture.quit(); return nil }
         let pipe = fixture.pipe
@@ -142,7 +145,7 @@ struct LoopOnGLibContextPlumbingTests {
 
     @Test("The loop's next timer becomes GLib's timeout (rounded up to a millisecond); check finds the deadline reached")
     func deadlineBecomesTimeout() throws {
-        let fixture = try Fixture(waits: [nil])
+        let fixture = try Fixture(waits: [.indefinitely])
         defer { fixture.close() }
         fixture.run.onDispatch = { fixture.quit(); return nil }
         let start = MonotonicClock.shared.now
@@ -158,7 +161,7 @@ struct LoopOnGLibContextPlumbingTests {
 
     @Test("A GLib source attached at BeforeWaiting (inside GLib's poll) is not missed: GLib's poll is bounded by it")
     func sourceAttachedAtBeforeWaitingCounts() throws {
-        let fixture = try Fixture(waits: [nil])
+        let fixture = try Fixture(waits: [.indefinitely])
         defer { fixture.close() }
         fixture.settle()
         var attached = false
@@ -179,7 +182,7 @@ struct LoopOnGLibContextPlumbingTests {
 
     @Test("A descriptor GLib adds at BeforeWaiting is polled in the same sleep")
     func descriptorAddedAtBeforeWaitingCounts() throws {
-        let fixture = try Fixture(waits: [nil])
+        let fixture = try Fixture(waits: [.indefinitely])
         defer { fixture.close() }
         let pipe = try Pipe()
         defer { pipe.close() }
@@ -199,7 +202,7 @@ struct LoopOnGLibContextPlumbingTests {
 
     @Test("A run that ends is reported to runEnded; the next GLib iteration begins a new one")
     func endedRunIsReplaced() throws {
-        let fixture = try Fixture(waits: [.zero])
+        let fixture = try Fixture(waits: [.no])
         defer { fixture.close() }
         var dispatches = 0
         fixture.run.onDispatch = {
@@ -217,16 +220,18 @@ struct LoopOnGLibContextPlumbingTests {
 
     @Test("end() ends the run, gives the context its poll function back, and GLib's finalize releases the bridge")
     func endRestoresEverything() throws {
-        let fixture = try Fixture(waits: [nil])
+        let fixture = try Fixture(waits: [.indefinitely])
         defer { fixture.close() }
         let glib = fixture.sources.glib
         func address(_ function: rlk_GPollFunc) -> UnsafeRawPointer { unsafeBitCast(function, to: UnsafeRawPointer.self) }
         let hooked: rlk_GPollFunc = rlk_glib_hooked_poll
         #expect(address(glib.pointee.g_main_context_get_poll_func(fixture.context.pointer)) == address(hooked))
         weak let released = fixture.bridge
+        #expect(fixture.runs == 0)   // the run begins at GLib's first prepare
+        fixture.settle()
         fixture.bridge.end()
         fixture.bridge.end()   // idempotent
-        #expect(fixture.run.log == ["end"])
+        #expect(fixture.run.log == ["prepare", "end"])
         #expect(address(glib.pointee.g_main_context_get_poll_func(fixture.context.pointer)) == address(glib.pointee.g_poll))
         #expect(rlk_glib_sleep_hooks_current() == nil)
         fixture.bridge = nil
@@ -235,7 +240,7 @@ struct LoopOnGLibContextPlumbingTests {
 
     @Test("A second hosted loop on the same thread is refused")
     func secondHostRefused() throws {
-        let fixture = try Fixture(waits: [nil])
+        let fixture = try Fixture(waits: [.indefinitely])
         defer { fixture.close() }
         #expect(throws: GLibError.alreadyHostingOnThisThread) {
             try LoopOnGLibContext(context: try GLibMainContext(), loop: fixture.loop, mode: .default, priority: 0) { fixture.run }

@@ -121,6 +121,7 @@ typedef struct rlk_glib {
     void (*_Nonnull g_source_set_priority)(rlk_GSource *source, int priority);
     void (*_Nonnull g_source_set_name)(rlk_GSource *source, const char *name);
     void (*_Nonnull g_source_set_ready_time)(rlk_GSource *source, int64_t ready_time);
+    void (*_Nonnull g_source_set_can_recurse)(rlk_GSource *source, int can_recurse);
     void *_Nonnull (*_Nonnull g_source_add_unix_fd)(rlk_GSource *source, int fd, unsigned int events);
     unsigned int (*_Nonnull g_source_query_unix_fd)(rlk_GSource *source, void *tag);
     void (*_Nonnull g_source_remove_unix_fd)(rlk_GSource *source, void *tag);
@@ -170,10 +171,10 @@ int rlk_glib_epoll_create(void);
 /// Returns 0, or -1 with errno set.
 int rlk_glib_epoll_control(int epfd, rlk_glib_epoll_op op, int fd, unsigned int events);
 
-/// A context's poll function that hands the polls in which GLib may block to the Loop GLib
-/// hosts: `sleeping_poll` gets every poll with a non-zero timeout (it does BeforeWaiting, the
-/// poll — with `previous`, the poll function the context had — and AfterWaiting); polls with a
-/// zero timeout go straight to `previous`.
+/// A context's poll function that hands GLib's polls to the Loop GLib hosts: `sleeping_poll`
+/// gets every poll and decides which count as the loop's sleep (BeforeWaiting, the poll — with
+/// `previous`, the poll function the context had — and AfterWaiting); the others it passes
+/// straight to `previous`.
 typedef struct rlk_glib_sleep_hooks {
     void *_Nullable owner;
     int (*_Nonnull sleeping_poll)(void *_Nullable owner, rlk_GPollFD *fds, unsigned int nfds, int timeout);
