@@ -81,6 +81,9 @@ let package = Package(
         .target(name: "CGLibRuntime", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // GLib hosts a Loop and a Loop hosts GLib (Docs/Hosting.md).
         .target(name: "RunLoopKitGLib", dependencies: ["CGLibRuntime", "RunLoopCore", "RunLoopDiagnostics", "LoopTime"]),
+        // Runs GLib's main loop on the main thread, driving Loop.main; the "Loop.main under GLib"
+        // suite runs it and checks the order.
+        .executableTarget(name: "glib-main-probe", dependencies: ["RunLoopKitGLib", "CGLibRuntime", "RunLoopCore"]),
         // Runs Loop.main on the main thread with @MainActor code, DispatchQueue.main and timers;
         // the MainActorOnMainLoop suite runs it and checks the order.
         .executableTarget(name: "mainactor-probe", dependencies: ["RunLoopCore"]),
@@ -106,7 +109,10 @@ let package = Package(
         .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting", "RunLoopCore", "LoopScenarios", "PThreads",
                                                                 "ScenarioReplay", "RunLoopDiagnostics"]),
         .testTarget(name: "LoopServicesTests", dependencies: ["LoopServices", "RunLoopKit", "RunLoopCore", "LoopInstruments", "PThreads", "RunLoopDiagnostics", "CRunLoopShims"]),
-        .testTarget(name: "RunLoopKitGLibTests", dependencies: ["RunLoopKitGLib", "CGLibRuntime", "RunLoopCore", "RunLoopDiagnostics", "LoopInstruments", "PThreads"]),
+        // DifferentialScripts/ links the differential suite's script files; glib-main-probe is
+        // built with the tests.
+        .testTarget(name: "RunLoopKitGLibTests", dependencies: ["RunLoopKitGLib", "CGLibRuntime", "RunLoopCore", "RunLoopDiagnostics", "LoopInstruments", "PThreads",
+                                                                "glib-main-probe"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]
