@@ -142,8 +142,10 @@ let package = Package(
                 + ["BenchPasses"],
             path: "Tools/AllocationOverhead"
         ),
-        // GLib's main loop on the main thread with the swift-cross-ui run loop tickler and with
-        // g_main_context_invoke (issue 30): hop latency and idle wake-ups; Docs/Hosting.md.
+        // GLib's main loop on the main thread hosting Loop.main (RunLoopKitGLib), with the
+        // swift-cross-ui run loop tickler and with g_main_context_invoke (issue 30): hop latency,
+        // idle wake-ups, and a hosted polling pass beside GLib's idle source and the native pass;
+        // Docs/Hosting.md.
         .target(
             name: "CGLibHostingPeer",
             path: "Support/CGLibHostingPeer",
@@ -156,7 +158,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "glib-hosting",
-            dependencies: ["BenchPasses", "CBenchSupport", "CGLibHostingPeer"],
+            dependencies: ["BenchPasses", "CBenchSupport", "CGLibHostingPeer", "CGLibPeer"]
+                + ["RunLoopCore", "RunLoopKitGLib"].map { .product(name: $0, package: rootPackage) },
             path: "Tools/GLibHosting"
         ),
         benchmarkTarget("AutoreleaseBenchmarks", libraries: ["Autorelease"], support: ["CGNUstepPeer"]),

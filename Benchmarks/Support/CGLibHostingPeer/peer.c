@@ -72,3 +72,7 @@ void hosting_count_blocking_polls(void) {
 }
 
 long hosting_blocking_polls(void) { return atomic_load(&blocking_polls); }
+
+void hosting_iterate(void *context, long n) {
+    for (long i = 0; i < n; i++) g_main_context_iteration(context, FALSE);
+}

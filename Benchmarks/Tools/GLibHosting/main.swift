@@ -1,7 +1,9 @@
-// GLib hosting the main thread's work (issue 30, item 8): how long a `@MainActor` job enqueued
-// from another thread waits while the main thread runs GLib's main loop, and how often an idle
-// GLib main loop wakes up, for each way of getting main-thread work done under GLib:
+// GLib hosting the main thread's work (issue 30, items 2 and 8): how long a `@MainActor` job
+// enqueued from another thread waits while the main thread runs GLib's main loop, and how often
+// an idle GLib main loop wakes up, for each way of getting main-thread work done under GLib:
 //
+//   hosted    RunLoopKitGLib: GLib's default context drives Loop.main
+//             (`GLibMainContext.host(Loop.main)`); the job is `Task { @MainActor in … }`.
 //   tickler   swift-cross-ui's `GtkBackend.mainRunLoopTicklingLoop` (its fix for
 //             swift-cross-ui #140): a GLib timeout that runs one pass of Foundation's main run
 //             loop (`RunLoop.main.limitDate(forMode: .default)`, which drains the main dispatch
@@ -10,27 +12,41 @@
 //   invoke    GLib's own cross-thread call, `g_main_context_invoke` on the default context: the
 //             job is a C function (no Swift concurrency involved).
 //
-// Both are measured in one process, one after the other, in the order given; the script runs
-// both orders. The main thread and the sender share CPU 0 (`taskset -c 0`), as the loop's other
-// cross-thread benchmarks do.
+// All are measured in one process, one after the other, in the order given; the script runs
+// several orders. The main thread and the sender share CPU 0 (`taskset -c 0`), as the loop's
+// other cross-thread benchmarks do.
 //
 // Hops: the sender waits a pseudo-random 0–50 ms (fixed seed, the same sequence for every mode),
 // notes the time, enqueues the job and waits for its acknowledgement; the job notes the time it
 // runs. Idle: the main loop runs `idle seconds` with nothing to do; the main thread's voluntary
-// context switches and GLib's polls with a non-zero timeout are counted.
+// context switches and GLib's polls with a non-zero timeout are counted over that time (from
+// 0.1 s after the start, read by another thread before it quits the loop).
 //
-//   glib-hosting [--hops N] [--idle-seconds S] [--order tickler,invoke]
+// Passes (`--passes N`, 0: skipped): the cost of one polling pass that makes one callout, equal
+// work from the caller's side, in the order given by `--pass-order`:
+//   hosted    a loop hosted in a GLib context: perform a block, one GLib iteration that does not
+//             block (the loop's pass runs in the GSource's prepare);
+//   glib      GLib's own: one iteration of a context whose idle source is the callout;
+//   native    the loop's own: perform a block, `run(mode:timeout: 0)`.
+//
+//   glib-hosting [--hops N] [--idle-seconds S] [--order hosted,tickler,invoke]
+//                [--passes N] [--pass-order hosted,glib,native]
 
 import BenchPasses
 import CBenchSupport
 import CGLibHostingPeer
+import CGLibPeer
 import Foundation
+import RunLoopCore
+import RunLoopKitGLib
 import Synchronization
 
 struct Options {
     var hops = 200
     var idleSeconds = 10
-    var order = ["tickler", "invoke"]
+    var order = ["hosted", "tickler", "invoke"]
+    var passes = 0
+    var passOrder = ["hosted", "glib", "native"]
 
     init(_ arguments: [String]) {
         var rest = arguments[...]
@@ -40,6 +56,8 @@ struct Options {
             case "--hops": hops = Int(value) ?? hops
             case "--idle-seconds": idleSeconds = Int(value) ?? idleSeconds
             case "--order": order = value.split(separator: ",").map(String.init)
+            case "--passes": passes = Int(value) ?? passes
+            case "--pass-order": passOrder = value.split(separator: ",").map(String.init)
             default: fatalError("glib-hosting: unknown option \(flag)")
             }
         }
@@ -76,8 +94,28 @@ enum InvokedJob {
     }
 }
 
+/// The hosted mode's bridge, set up and torn down on the main thread.
+final class HostedBridge: @unchecked Sendable {
+    // Sendable: only the main thread touches `bridge` (setUp and tearDown run there).
+    var bridge: LoopOnGLibContext?
+}
+let hostedBridge = HostedBridge()
+
 func mode(named name: String) -> Mode {
     switch name {
+    case "hosted":
+        return Mode(name: "hosted (RunLoopKitGLib): GLib drives Loop.main", setUp: {
+            do {
+                hostedBridge.bridge = try GLibMainContext.defaultContext().host(Loop.main)
+            } catch {
+                fatalError("glib-hosting: \(error)")
+            }
+        }, enqueue: { slot in
+            Task { @MainActor in slot.jobRan() }
+        }, tearDown: {
+            hostedBridge.bridge?.end()
+            hostedBridge.bridge = nil
+        })
     case "tickler":
         return Mode(name: "tickler (swift-cross-ui): RunLoop.main pass every ≤ 50 ms", setUp: {
             hosting_tickler_start(50) {
@@ -149,18 +187,79 @@ func hops(_ mode: Mode, count: Int) -> [Double] {
 
 /// Wake-ups of an idle GLib loop in `seconds`: the main thread's voluntary switches and GLib's
 /// blocking polls.
+/// The wake-up that quits the loop at the end is not counted: the counts are read before it.
 func idleWakeUps(_ mode: Mode, seconds: Int) -> (switches: Int, polls: Int) {
     mode.setUp()
-    let switches = mainThreadVoluntarySwitches(), polls = hosting_blocking_polls()
+    let counted = Mutex<(switches: Int, polls: Int)>((0, 0))
     let timer = PinnedThread(cpu: roundTripCPU) {
+        // The main thread is in GLib's loop by now (its set-up made no blocking call).
+        usleep(100_000)
+        let switches = mainThreadVoluntarySwitches(), polls = hosting_blocking_polls()
         sleep(UInt32(seconds))
+        counted.withLock { $0 = (mainThreadVoluntarySwitches() - switches, hosting_blocking_polls() - polls) }
         hosting_glib_quit()
     }
     hosting_glib_run()
-    let result = (mainThreadVoluntarySwitches() - switches, hosting_blocking_polls() - polls)
     timer.join()
     mode.tearDown()
-    return result
+    return counted.withLock { $0 }
+}
+
+/// Nanoseconds per polling pass of `kind`: the median of `chunks` chunks of `passes / chunks`.
+func passCost(_ kind: String, passes: Int) -> Double {
+    let chunks = 21
+    let perChunk = max(passes / chunks, 1)
+    var samples: [Double] = []
+    func measure(_ body: () -> Void) {
+        body()   // warm-up chunk
+        for _ in 0..<chunks {
+            let start = monotonicNanoseconds()
+            body()
+            samples.append(Double(monotonicNanoseconds() &- start) / Double(perChunk))
+        }
+    }
+    var callouts = 0
+    // The blocks run on this thread; a relaxed atomic satisfies the performed block's Sendable.
+    let performed = Atomic<Int>(0)
+    switch kind {
+    case "hosted", "native":
+        let loop = Loop(clock: MonotonicClock.shared)
+        let keeper = LoopSource(label: "keeps the mode") {}
+        loop.add(keeper, mode: .default)
+        if kind == "hosted" {
+            do {
+                let context = try GLibMainContext()
+                let bridge = try context.host(loop)
+                measure {
+                    for _ in 0..<perChunk {
+                        loop.perform(inMode: .default, label: "bench") { performed.add(1, ordering: .relaxed) }
+                        hosting_iterate(UnsafeMutableRawPointer(context.pointer), 1)
+                    }
+                }
+                bridge.end()
+            } catch {
+                fatalError("glib-hosting: \(error)")
+            }
+        } else {
+            measure {
+                for _ in 0..<perChunk {
+                    loop.perform(inMode: .default, label: "bench") { performed.add(1, ordering: .relaxed) }
+                    loop.run(mode: .default, timeout: .zero)
+                }
+            }
+        }
+        keeper.invalidate()
+        loop.tearDown()
+        callouts = performed.load(ordering: .relaxed)
+    case "glib":
+        guard let peer = bench_glib_polling_create(0) else { fatalError("glib-hosting: GLib peer") }
+        measure { callouts &+= bench_glib_passes(peer, perChunk) }
+        bench_glib_destroy(peer)
+    default:
+        fatalError("glib-hosting: unknown pass kind \(kind)")
+    }
+    precondition(callouts >= perChunk * chunks, "glib-hosting: \(kind) made \(callouts) callouts")
+    return quantile(samples.sorted(), 0.5)
 }
 
 let options = Options(Array(CommandLine.arguments.dropFirst()))
@@ -176,4 +275,14 @@ for name in options.order {
     print("| \(mode.name) | \(latencies.count) | \(durationText(quantile(latencies, 0.5))) | "
         + "\(durationText(quantile(latencies, 0.99))) | \(durationText(latencies.last ?? 0)) | "
         + "\(perSecond(idle.switches)) | \(perSecond(idle.polls)) | \(loadAverage()) |")
+}
+
+if options.passes > 0 {
+    print("")
+    print("| polling pass + 1 callout | ns per pass (median of 21 chunks) | loadavg |")
+    print("|---|---|---|")
+    for kind in options.passOrder {
+        let cost = passCost(kind, passes: options.passes)
+        print("| \(kind) | \(String(format: "%.0f", cost)) | \(loadAverage()) |")
+    }
 }

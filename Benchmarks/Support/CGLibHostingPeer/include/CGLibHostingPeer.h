@@ -35,6 +35,9 @@ void hosting_count_blocking_polls(void);
 /// The polls counted so far.
 long hosting_blocking_polls(void);
 
+/// Runs `n` iterations of `context` (a GMainContext *) that do not block.
+void hosting_iterate(void *context, long n);
+
 #ifdef __cplusplus
 }
 #endif
