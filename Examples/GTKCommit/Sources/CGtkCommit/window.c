@@ -1,12 +1,17 @@
 #include "CGtkCommit.h"
 
 #include <gtk/gtk.h>
+#include <stdio.h>
 
 static GtkWidget *label;
 static GMainLoop *main_loop;
 static gtkcommit_click_handler click_handler;
 static gtkcommit_paint_handler paint_handler;
 static void *handler_context;
+
+void gtkcommit_line_buffered_stdout(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+}
 
 int gtkcommit_init(void) {
     return gtk_init_check() ? 1 : 0;
@@ -52,6 +57,7 @@ void gtkcommit_show_window(const char *title, const char *button_label, gtkcommi
     gtk_widget_set_margin_end(box, 24);
     label = gtk_label_new("nothing committed yet");
     GtkWidget *button = gtk_button_new_with_label(button_label);
+    gtk_widget_set_vexpand(button, TRUE);  // the lower part of the window: one place to click
     gtk_box_append(GTK_BOX(box), label);
     gtk_box_append(GTK_BOX(box), button);
     gtk_window_set_child(GTK_WINDOW(window), box);
@@ -63,6 +69,10 @@ void gtkcommit_show_window(const char *title, const char *button_label, gtkcommi
 
 void gtkcommit_set_label(const char *text) {
     gtk_label_set_text(GTK_LABEL(label), text);
+}
+
+const char *gtkcommit_label_text(void) {
+    return gtk_label_get_text(GTK_LABEL(label));
 }
 
 void gtkcommit_run(void) {
