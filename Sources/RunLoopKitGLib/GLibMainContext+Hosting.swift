@@ -47,7 +47,7 @@ extension GLibMainContext {
     /// print(try GLibMainContext().run(loop, timeout: .milliseconds(20)))
     /// ```
     ///
-    /// - Returns: the run's result, as ``Loop/run(mode:timeout:returnAfterSourceHandled:)``
+    /// - Returns: the run's result, as `Loop.run(mode:timeout:returnAfterSourceHandled:)`
     ///   returns it.
     /// - Throws: as ``host(_:mode:priority:)``; a run of a context hosted on this thread already
     ///   (also a nested one) is ``GLibError/alreadyHostingOnThisThread``.
