@@ -22,6 +22,8 @@ let package = Package(
         .library(name: "RunLoopCore", targets: ["RunLoopCore"]),
         .library(name: "Autorelease", targets: ["Autorelease"]),
         .library(name: "Transactions", targets: ["Transactions"]),
+        // GLib and a Loop hosting each other; reaches GLib at run time (Docs/Hosting.md).
+        .library(name: "RunLoopKitGLib", targets: ["RunLoopKitGLib"]),
         .executable(name: "runloopkit", targets: ["runloopkit"]),
     ],
     targets: [
@@ -73,6 +75,14 @@ let package = Package(
         // Producers sending to one LoopPortSource with the library's defaults (issue 13's soak);
         // the TCP echo service that used to sit beside it is the example Examples/EchoService.
         .executableTarget(name: "port-soak", dependencies: ["RunLoopKit", "PThreads"]),
+        // GLib reached at run time: its types and functions declared here, resolved with
+        // dlopen("libglib-2.0.so.0"), so building and testing need no GLib headers.
+        .target(name: "CGLibRuntime", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // GLib hosts a Loop and a Loop hosts GLib (Docs/Hosting.md).
+        .target(name: "RunLoopKitGLib", dependencies: ["CGLibRuntime", "RunLoopCore", "RunLoopDiagnostics", "LoopTime"]),
+        // Runs GLib's main loop on the main thread, driving Loop.main; the "Loop.main under GLib"
+        // suite runs it and checks the order.
+        .executableTarget(name: "glib-main-probe", dependencies: ["RunLoopKitGLib", "CGLibRuntime", "RunLoopCore"]),
         // Runs Loop.main on the main thread with @MainActor code, DispatchQueue.main and timers;
         // the MainActorOnMainLoop suite runs it and checks the order.
         .executableTarget(name: "mainactor-probe", dependencies: ["RunLoopCore"]),
@@ -99,6 +109,10 @@ let package = Package(
                                                                 "ScenarioReplay", "RunLoopDiagnostics"]),
         // Runs the port-soak executable (built with the tests) as a process, as CI runs it.
         .testTarget(name: "PortSoakTests", dependencies: ["port-soak"]),
+        // DifferentialScripts/ links the differential suite's script files; glib-main-probe is
+        // built with the tests.
+        .testTarget(name: "RunLoopKitGLibTests", dependencies: ["RunLoopKitGLib", "CGLibRuntime", "RunLoopCore", "RunLoopDiagnostics", "LoopInstruments", "PThreads",
+                                                                "glib-main-probe"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]

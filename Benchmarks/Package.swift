@@ -145,6 +145,26 @@ let package = Package(
                 + ["BenchPasses"],
             path: "Tools/AllocationOverhead"
         ),
+        // GLib's main loop on the main thread hosting Loop.main (RunLoopKitGLib), with the
+        // swift-cross-ui run loop tickler and with g_main_context_invoke (issue 30): hop latency,
+        // idle wake-ups, and a hosted polling pass beside GLib's idle source and the native pass;
+        // Docs/Hosting.md.
+        .target(
+            name: "CGLibHostingPeer",
+            path: "Support/CGLibHostingPeer",
+            cSettings: [.unsafeFlags([
+                "-I/usr/include/glib-2.0",
+                "-I/usr/lib/x86_64-linux-gnu/glib-2.0/include",
+                "-I/usr/lib/aarch64-linux-gnu/glib-2.0/include",
+            ])],
+            linkerSettings: [.linkedLibrary("glib-2.0")]
+        ),
+        .executableTarget(
+            name: "glib-hosting",
+            dependencies: ["BenchPasses", "CBenchSupport", "CGLibHostingPeer", "CGLibPeer"]
+                + ["RunLoopCore", "RunLoopKitGLib"].map { .product(name: $0, package: rootPackage) },
+            path: "Tools/GLibHosting"
+        ),
         benchmarkTarget("AutoreleaseBenchmarks", libraries: ["Autorelease"], support: ["CGNUstepPeer"]),
         benchmarkTarget("TransactionBenchmarks", libraries: ["Transactions"]),
     ],

@@ -1,3 +1,4 @@
+import CRunLoopShims
 import RunLoopDiagnostics
 import LoopTime
 
@@ -18,11 +19,13 @@ import LoopTime
 
 /// How long a host may sleep for a hosted run before calling ``HostedRun/dispatch()``.
 public enum HostWait: Equatable, Sendable {
-    /// Not at all: the pass has work already (a handled source0, queued async work, a wake-up
-    /// on the loop's own thread) or the run only polls.
+    /// Not at all: the pass has work already (a handled source0, queued async work) or the run
+    /// only polls.
     case no
     /// Until this instant on the loop's clock (the mode's next timer, or the run's deadline),
-    /// or until ``HostedRun/descriptor`` is readable.
+    /// or until ``HostedRun/descriptor`` is readable. An instant already reached is a sleep of
+    /// no length, still between ``HostedRun/hostWillSleep()`` and ``HostedRun/hostDidWake()``
+    /// (the loop's own wait sends BeforeWaiting and AfterWaiting around it too).
     case until(LoopInstant)
     /// Until ``HostedRun/descriptor`` is readable.
     case indefinitely
@@ -47,7 +50,7 @@ extension Loop {
     ///
     /// - Parameters:
     ///   - mode: the mode to run (not `.common`).
-    ///   - timeout: the run's timeout, as for ``run(mode:timeout:returnAfterSourceHandled:)``;
+    ///   - timeout: the run's timeout, as for ``run(mode:timeout:returnAfterSourceHandled:)-(_,Duration,_)``;
     ///     nil: none (the host decides when the run ends).
     ///   - returnAfterSourceHandled: ``HostedRun/dispatch()`` ends the run after the first
     ///     pass that handles a source.
@@ -167,14 +170,12 @@ public final class HostedRun {
         }
         phase = .prepared(handled: top.handled, poll: top.poll, asyncReady: false, slept: false)
         if top.poll { return .no }
-        let held = loop.lock.lock()
-        // A wake-up the host's thread made since the loop last looked (H3).
-        guard !loop.wakeUpFlags.isPending else {
-            held.unlock()
-            return .no
-        }
-        let deadline = run.deadline.earlier(thanTimer: run.mode.armedDeadline(held))
-        held.unlock()
+        // The host is told to sleep even with a wake-up for this run pending, as the loop's own
+        // wait sleeps and returns at once: BeforeWaiting and AfterWaiting still fire (H2). A
+        // pending wake-up's event is in the set, so the host's poll returns at once; one that
+        // the look below took is a sleep of no length.
+        if loop.takeStaleReadiness(run) { return .until(LoopInstant(nanoseconds: loop.clock.nowNanoseconds)) }
+        let deadline = loop.lock.withLock { run.deadline.earlier(thanTimer: run.mode.armedDeadline($0)) }
         return deadline == .max ? .indefinitely : .until(LoopInstant(nanoseconds: deadline))
     }
 
@@ -260,5 +261,35 @@ public final class HostedRun {
         }
         phase = .ended(result)
         return loop.endRun(run, previous: previousMode, result, held)
+    }
+}
+
+extension Loop {
+    /// Before a host sleeps on a hosted run's descriptor (H1): takes what would keep the mode's
+    /// wait set readable with nothing for this run, which the loop's own wait takes inside its
+    /// wait loop and a host's poll cannot. That is an event of the edge-triggered wake-up
+    /// descriptor (each write leaves one in every mode's set, so runs of other modes leave them
+    /// behind) and a timer descriptor that expired for a deadline that has moved. Sources' events
+    /// are level-triggered and stay. Returns true when the host must not sleep: a wake-up for
+    /// this run was taken (its event is gone), or one whose write failed.
+    func takeStaleReadiness(_ run: RunContext) -> Bool {
+        if takeLostWakeUp(for: run.serial) { return true }
+        let tokens = run.frame.scratch.pointee.readyTokens
+        let flags = run.frame.scratch.pointee.readyFlags
+        // A failure here is the wait's to report: dispatch() waits on the same set.
+        let count = rlk_epoll_wait_ns(run.mode.epollFD.raw, tokens, flags, Int32(RunFrame.readyCapacity), 0)  // retries EINTR
+        var wokenForRun = false
+        for index in 0..<Int(max(count, 0)) {
+            switch tokens[index] {
+            case WaitToken.wake:
+                // Taken as the wait takes it: the pending wake-up is consumed with its event.
+                wokenForRun = lock.withLock { takeWakeUpEvent(for: run.serial, $0) }
+            case WaitToken.timer:
+                _ = drainCounter(run.mode.timerFD, "the timer descriptor of mode '\(run.mode.mode)'")
+            default:
+                break
+            }
+        }
+        return wokenForRun
     }
 }

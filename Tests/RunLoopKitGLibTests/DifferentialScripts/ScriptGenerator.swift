@@ -1,0 +1,1 @@
+../../DifferentialTests/ScriptGenerator.swift

@@ -1,0 +1,1 @@
+../../DifferentialTests/ScriptInterpreter.swift
