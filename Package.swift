@@ -91,12 +91,15 @@ let package = Package(
         // `wakeup-stress` runs it in CI.
         .target(name: "LoopStress", dependencies: ["RunLoopCore", "PThreads", "CRunLoopShims"]),
         .executableTarget(name: "wakeup-stress", dependencies: ["LoopStress"]),
+        // Runs the probes and tools built beside a test bundle as child processes, with a
+        // deadline (the tests that need a main thread or a resident set of their own).
+        .target(name: "ChildProcesses"),
 
         // Each test target lists every module it imports (.ci/check-architecture checks it).
         .testTarget(name: "RunLoopDiagnosticsTests", dependencies: ["RunLoopDiagnostics"]),
         // mainactor-probe: built with the tests, run by the MainActorOnMainLoop suite.
         .testTarget(name: "RunLoopCoreTests", dependencies: ["RunLoopCore", "CRunLoopShims", "PThreads", "RunLoopDiagnostics", "mainactor-probe",
-                                                             "LoopStress"]),
+                                                             "LoopStress", "ChildProcesses"]),
         .testTarget(name: "DifferentialTests", dependencies: ["RunLoopCore", "RunLoopDiagnostics"]),
         .testTarget(name: "AutoreleaseTests", dependencies: ["Autorelease", "PThreads", "RunLoopDiagnostics"]),
         .testTarget(name: "TransactionsTests", dependencies: ["Transactions", "PThreads", "RunLoopDiagnostics"]),
@@ -108,11 +111,11 @@ let package = Package(
         .testTarget(name: "RunLoopTestingTests", dependencies: ["RunLoopTesting", "RunLoopCore", "LoopScenarios", "PThreads",
                                                                 "ScenarioReplay", "RunLoopDiagnostics"]),
         // Runs the port-soak executable (built with the tests) as a process, as CI runs it.
-        .testTarget(name: "PortSoakTests", dependencies: ["port-soak"]),
+        .testTarget(name: "PortSoakTests", dependencies: ["port-soak", "ChildProcesses"]),
         // DifferentialScripts/ links the differential suite's script files; glib-main-probe is
         // built with the tests.
         .testTarget(name: "RunLoopKitGLibTests", dependencies: ["RunLoopKitGLib", "CGLibRuntime", "RunLoopCore", "RunLoopDiagnostics", "LoopInstruments", "PThreads",
-                                                                "glib-main-probe"]),
+                                                                "glib-main-probe", "ChildProcesses"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]

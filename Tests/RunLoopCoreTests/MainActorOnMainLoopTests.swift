@@ -1,3 +1,4 @@
+import ChildProcesses
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -51,74 +52,11 @@ struct OwnerThreadClosuresOffThreadTests {
     }
 }
 
-/// What a probe run printed (stdout and stderr together) and how it ended.
-private struct ProbeRun {
-    var output = ""
-    var exitStatus: Int32 = -1
-    var killedBySignal = false
-    var lines: [String] { output.split(separator: "\n").map(String.init) }
-}
-
-/// Runs `mainactor-probe` (next to this test binary) with `arguments`; 30 s at most.
-private func runProbe(_ arguments: [String]) throws -> ProbeRun {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    try #require(length > 0, "readlink(/proc/self/exe) failed")
-    let me = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    let path = String(me[..<me.lastIndex(of: "/")!]) + "/mainactor-probe"
-    guard access(path, X_OK) == 0 else {
-        Issue.record("\(path) is missing: it is built with the tests")
-        return ProbeRun()
-    }
-
-    var ends: [Int32] = [0, 0]
-    try #require(pipe(&ends) == 0)
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
-    posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
-    posix_spawn_file_actions_addclose(&actions, ends[0])
-    var argv: [UnsafeMutablePointer<CChar>?] = ([String(path)] + arguments).map { strdup($0) } + [nil]
-    defer { for p in argv { free(p) } }
-    // No crash report (it would take seconds): the message is the fatal error's line.
-    // A sanitizer build's probe gets the test run's sanitizer settings (e.g. CI's ASan step
-    // turns leak detection off for the test processes).
-    let sanitizerVariables: [String] = ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"]
-    let sanitizerSettings: [String] = sanitizerVariables.compactMap { (name: String) -> String? in
-        guard let value = getenv(name) else { return nil }
-        return name + "=" + String(cString: value)
-    }
-    var env: [UnsafeMutablePointer<CChar>?] = (["SWIFT_BACKTRACE=enable=no"] + sanitizerSettings).map { strdup($0) } + [nil]
-    defer { for p in env { free(p) } }
-    var pid = pid_t()
-    let spawned = posix_spawn(&pid, path, &actions, nil, &argv, &env)
-    close(ends[1])
-    defer { close(ends[0]) }
-    guard spawned == 0 else { Issue.record("posix_spawn failed: \(spawned)"); return ProbeRun() }
-
-    var run = ProbeRun()
-    var bytes: [UInt8] = []
-    let deadline = time(nil) + 30
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while time(nil) < deadline {
-        var pollFD = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
-        let ready = poll(&pollFD, 1, 1000)
-        if ready < 0 && errno == EINTR { continue }
-        if ready <= 0 { continue }
-        let count = read(ends[0], &chunk, chunk.count)
-        if count < 0 && errno == EINTR { continue }
-        if count <= 0 { break }
-        bytes += chunk[..<count]
-    }
-    if time(nil) >= deadline {
-        kill(pid, SIGKILL)
-        Issue.record("mainactor-probe \(arguments) did not finish within 30 s")
-    }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    run.output = String(decoding: bytes, as: UTF8.self)
-    run.killedBySignal = (status & 0x7f) != 0
-    run.exitStatus = (status >> 8) & 0xff
+/// Runs `mainactor-probe` (built with the tests, beside this test binary); 30 s at most.
+private func runProbe(_ arguments: [String]) throws -> ChildProcess.Outcome {
+    let path = try #require(ChildProcess.besideThisExecutable("mainactor-probe"),
+                            "mainactor-probe is missing: it is built with the tests")
+    let run = try ChildProcess.run(path, arguments)
+    #expect(!run.timedOut, "mainactor-probe \(arguments) did not finish within 30 s")
     return run
 }
