@@ -82,7 +82,6 @@ let rows = await Task.detached {
     return rows
 }.value
 print("""
-    | work, every thread on CPU 0 (\(rounds) rounds × 2 chunks of \(perChunk)) | SwiftNIO, ns (median) | Loop, ns (median) | Loop ÷ SwiftNIO, paired median | 25th–75th percentile |
-    |---|---:|---:|---:|---:|
+    \(PairedChunks.header("work, every thread on CPU 0 (\(rounds) rounds × 2 chunks of \(perChunk)); Loop ÷ SwiftNIO", baseline: "SwiftNIO", measured: "Loop"))
     \(rows.joined(separator: "\n"))
     """)
