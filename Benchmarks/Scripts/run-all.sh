@@ -19,13 +19,17 @@
 #    Scripts/run-executor-pairs.sh, Scripts/run-due-timer-pairs.sh, Scripts/run-pool-pairs.sh
 #    and Scripts/run-allocation-overhead.sh (with --docs, they
 #    update their own blocks; their tables also go to .build-results/paired/, for the
-#    thresholds of Scripts/check that name them).
+#    thresholds of Scripts/check that name them);
+# 7. runs Scripts/check on the whole run and, with --docs, writes the table of every target that
+#    opens Docs/Benchmarks.md (`Scripts/check --targets-md`), with the run's date, command,
+#    placement and load.
 # RUNLOOPKIT_BENCH_SECONDS shortens each benchmark's sampling (default 2 s loop, 1 s others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=0
 rounds=2
 args=()
+command="Benchmarks/Scripts/run-all.sh $*"
 while [ $# -gt 0 ]; do
     case "$1" in
         --docs) docs=1 ;;
@@ -76,3 +80,18 @@ if [ "$docs" = 1 ]; then Scripts/run-due-timer-pairs.sh --docs; else Scripts/run
 if [ "$docs" = 1 ]; then Scripts/run-pool-pairs.sh --docs; else Scripts/run-pool-pairs.sh; fi
 # What the allocation counter's modes cost, each against "off" in the same rounds (issue 16).
 if [ "$docs" = 1 ]; then Scripts/run-allocation-overhead.sh --docs; else Scripts/run-allocation-overhead.sh; fi
+# The gate on the whole run, and the table of targets that opens Docs/Benchmarks.md.
+load_end=$(uptime | sed 's/.*load average: //')
+Scripts/check --targets-md "$out/targets.md" > "$out/check.txt" || true
+tail -n 4 "$out/check.txt"
+if [ "$docs" = 1 ]; then
+    {
+        grep '^- date: ' "$out/header.md"
+        echo "- command: \`$command\` (each paired tool's own command is in its block below)"
+        echo "- load (uptime, 1 / 5 / 15 min): $(sed -n 's/^- load before (uptime): /before /p' "$out/header.md"); $(sed -n 's/^- load after (uptime): /after package-benchmark /p' "$out/header.md"); after the paired tools $load_end"
+        echo "- placement: every process under \`taskset -c 0\`; each tool's threads pinned to CPU 0 (the loop-scaling neighbour to CPU 1)"
+        echo "- orders: every package-benchmark row in two rounds (ours first, then peers first), every paired tool alternating both orders; each reading is the worse order's"
+        echo
+        cat "$out/targets.md"
+    } | python3 Scripts/replace-docs-block.py targets
+fi

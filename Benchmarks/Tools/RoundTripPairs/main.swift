@@ -12,6 +12,9 @@
 // peer of the run, the bar of the target.
 //
 //   round-trip-pairs [rounds] [round trips per chunk]      (default 200 rounds × 400)
+//   round-trip-pairs --trips PEER N     N round trips through one responder only (Loop, or a
+//                                       peer's row name after "Loop ÷ "), for `strace -f -c` and
+//                                       callgrind (Scripts/round-trip-syscalls.sh)
 
 import BenchPasses
 import CBenchSupport
@@ -25,8 +28,9 @@ func timedRoundTrips(_ peer: any RoundTripPeer, _ count: Int) -> Double {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let rounds = arguments.count > 0 ? Int(arguments[0]) ?? 200 : 200
-let perChunk = arguments.count > 1 ? Int(arguments[1]) ?? 400 : 400
+let tripsOnly = arguments.first == "--trips"
+let rounds = !tripsOnly && arguments.count > 0 ? Int(arguments[0]) ?? 200 : 200
+let perChunk = !tripsOnly && arguments.count > 1 ? Int(arguments[1]) ?? 400 : 400
 
 /// The peers, by the row name Scripts/check and thresholds.json use.
 let peers: [(row: String, peer: any RoundTripPeer)] = [
@@ -36,10 +40,28 @@ let peers: [(row: String, peer: any RoundTripPeer)] = [
     ("Loop ÷ GLib", GLibRoundTrip()),
 ]
 
+/// `--trips PEER N`: N round trips through one responder, nothing else.
+func tripsThroughOne() {
+    guard arguments.count == 3, let count = Int(arguments[2]) else {
+        fatalError("round-trip-pairs: --trips PEER N (PEER: Loop, or one of \(peers.map { $0.row.dropFirst("Loop ÷ ".count) }))")
+    }
+    let name = arguments[1]
+    let chosen: (any RoundTripPeer)? = name == "Loop" ? LoopRoundTrip()
+        : peers.first { $0.row.dropFirst("Loop ÷ ".count) == name }?.peer
+    guard let peer = chosen else { fatalError("round-trip-pairs: no responder named '\(name)'") }
+    peer.start()
+    for _ in 0..<count { peer.roundTrip() }
+    peer.stop()
+}
+
 /// The runner: a pthread pinned to `roundTripCPU`, as the responders are.
 func measure(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     guard bench_pin_current_thread(roundTripCPU) == 0, bench_current_cpu() == roundTripCPU else {
         fatalError("round-trip-pairs: could not pin the runner to CPU \(roundTripCPU)")
+    }
+    if tripsOnly {
+        tripsThroughOne()
+        return nil
     }
     let loop = LoopRoundTrip()
     loop.start()
