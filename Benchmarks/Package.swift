@@ -20,7 +20,7 @@ let rootPackage = Context.packageDirectory
 func benchmarkTarget(_ name: String, libraries: [String], support: [Target.Dependency] = []) -> Target {
     .executableTarget(
         name: name,
-        dependencies: [.product(name: "Benchmark", package: "benchmark")]
+        dependencies: [.product(name: "Benchmark", package: "benchmark"), "BenchOrder"]
             + libraries.map { .product(name: $0, package: rootPackage) } + support,
         path: "Benchmarks/\(name)",
         plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -38,11 +38,17 @@ let package = Package(
     targets: [
         // Pinning and the raw eventfd/epoll floor, independent of the library's own C shims.
         .target(name: "CBenchSupport", path: "Support/CBenchSupport"),
+        // Ours first or peers first in each work (RUNLOOPKIT_BENCH_ORDER), for run-all.sh's rounds.
+        .target(
+            name: "BenchOrder",
+            dependencies: [.product(name: "Benchmark", package: "benchmark")],
+            path: "Support/BenchOrder"
+        ),
         // The polling pass and the round trip (floor and loop) as the benchmarks and tools run
         // them, and the tools' table cells.
         .target(
             name: "BenchPasses",
-            dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer", "CBenchSupport"],
+            dependencies: [.product(name: "RunLoopCore", package: rootPackage), "CLibuvPeer", "CGLibPeer", "CBenchSupport"],
             path: "Support/BenchPasses"
         ),
         // C peers, each a handful of functions that run N iterations of one piece of work and
@@ -164,6 +170,20 @@ let package = Package(
             dependencies: ["BenchPasses", "CBenchSupport", "CGLibHostingPeer", "CGLibPeer"]
                 + ["RunLoopCore", "RunLoopKitGLib"].map { .product(name: $0, package: rootPackage) },
             path: "Tools/GLibHosting"
+        ),
+        // The fresh-object works against the naive pool, timed in pairs of chunks in both
+        // orders; Scripts/run-pool-pairs.sh.
+        .executableTarget(
+            name: "pool-pairs",
+            dependencies: [.product(name: "Autorelease", package: rootPackage), "BenchPasses", "CBenchSupport"],
+            path: "Tools/PoolPairs"
+        ),
+        // The due timer re-armed by the caller against libuv, timed in pairs of chunks in both
+        // orders; Scripts/run-due-timer-pairs.sh.
+        .executableTarget(
+            name: "due-timer-pairs",
+            dependencies: ["BenchPasses", "CBenchSupport"],
+            path: "Tools/DueTimerPairs"
         ),
         benchmarkTarget("AutoreleaseBenchmarks", libraries: ["Autorelease"], support: ["CGNUstepPeer"]),
         benchmarkTarget("TransactionBenchmarks", libraries: ["Transactions"]),

@@ -9,7 +9,8 @@ the operations per sample: 1 for works named "(per commit)", else 1,000).
 Benchmark names read "<work> · <implementation>". The implementations named in OURS are
 RunLoopKit's; every other implementation of the same work is a peer, and each (work, peer)
 pair gets one row: ours ÷ peer of the p50 wall-clock time per operation, so below 1 is faster
-than the peer. thresholds.json (beside Scripts/) gives the most a ratio may be, and the most
+than the peer. With rounds in both orders (run-all.sh: ours first, then peers first), the row's
+ratio and times are those of the worse order, and both orders' ratios are listed. thresholds.json (beside Scripts/) gives the most a ratio may be, and the most
 mallocs per operation ours may make; `check` gates on it.
 
 Usage:
@@ -35,37 +36,60 @@ ROW = re.compile(r"^\|\s*(Malloc \(total\)|Time \(wall clock\) \((\w+)\))\s*\|(.
 UNIT_NS = {"ns": 1, "μs": 1_000, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 
+ORDER_MARK = re.compile(r"^<!-- order: (ours-first|peers-first) -->\s*$")
+RANK = re.compile(r" · [12]:")
+ORDERS = ("ours-first", "peers-first")
+
+
+def summarise(measured):
+    """{"ns", "rounds", "mallocs"} of one benchmark's rounds: the median of their p50 times and
+    mallocs, and the largest p100 of mallocs."""
+    summary = {}
+    if measured["ns"]:
+        summary["ns"] = statistics.median(measured["ns"])
+        summary["rounds"] = len(measured["ns"])
+    if measured["mallocs"]:
+        summary["mallocs"] = (statistics.median(m[0] for m in measured["mallocs"]),
+                              max(m[1] for m in measured["mallocs"]))
+    return summary
+
+
 def parse(paths):
-    """Benchmark name -> {"ns": p50 per sample, "mallocs": (p50, p100) per sample}.
+    """Benchmark name -> {"ns": p50 per sample, "mallocs": (p50, p100) per sample, "orders":
+    {order: the same for the rounds of that order}}.
 
     A benchmark measured in several rounds (run-all.sh --rounds N appends each round's output)
     gets the median of its rounds' p50 times and mallocs, and the largest p100 of mallocs, so
-    one round that fell in a slow period of the host does not decide its ratio."""
-    rounds, name = {}, None
+    one round that fell in a slow period of the host does not decide its ratio. run-all.sh marks
+    each round with its order ("<!-- order: ours-first -->") and the benchmarks carry a rank
+    ("<work> · 1:<implementation>", Support/BenchOrder), which is stripped here; rounds without
+    a mark count as the order "unordered"."""
+    rounds, name, order = {}, None, "unordered"
     for path in paths:
         with open(path, encoding="utf-8") as handle:
             for line in handle:
+                mark = ORDER_MARK.match(line)
+                if mark:
+                    order = mark.group(1)
+                    continue
                 if line.startswith("### "):
-                    name = line[4:].strip()
-                    rounds.setdefault(name, {"ns": [], "mallocs": []})
+                    name = RANK.sub(" · ", line[4:].strip(), count=1)
+                    rounds.setdefault(name, {}).setdefault(order, {"ns": [], "mallocs": []})
                     continue
                 match = ROW.match(line)
                 if not match or name is None:
                     continue
                 cells = [float(c.strip()) for c in match.group(3).split("|")]
                 if match.group(1).startswith("Malloc"):
-                    rounds[name]["mallocs"].append((cells[2], cells[6]))
+                    rounds[name][order]["mallocs"].append((cells[2], cells[6]))
                 else:
-                    rounds[name]["ns"].append(cells[2] * UNIT_NS[match.group(2)])
+                    rounds[name][order]["ns"].append(cells[2] * UNIT_NS[match.group(2)])
     results = {}
-    for name, measured in rounds.items():
-        results[name] = {}
-        if measured["ns"]:
-            results[name]["ns"] = statistics.median(measured["ns"])
-            results[name]["rounds"] = len(measured["ns"])
-        if measured["mallocs"]:
-            results[name]["mallocs"] = (statistics.median(m[0] for m in measured["mallocs"]),
-                                        max(m[1] for m in measured["mallocs"]))
+    for name, by_order in rounds.items():
+        merged = {"ns": [v for m in by_order.values() for v in m["ns"]],
+                  "mallocs": [v for m in by_order.values() for v in m["mallocs"]]}
+        results[name] = summarise(merged)
+        results[name]["orders"] = {order: summarise(m) for order, m in by_order.items() if m["ns"]}
     return results
 
 
@@ -98,15 +122,28 @@ def ratios(results):
         for peer, p in sorted(impls.items(), key=lambda item: order(item[0])):
             if peer == ours:
                 continue
+            # One ratio per order both sides were measured in; the worse one is the row's.
+            by_order = {}
+            for run_order, oo in o.get("orders", {}).items():
+                po = p.get("orders", {}).get(run_order)
+                if po and "ns" in oo and "ns" in po:
+                    by_order[run_order] = (oo["ns"], po["ns"])
+            if not by_order:
+                by_order["unordered"] = (o["ns"], p["ns"])
+            ratio_of = lambda pair: pair[0] / pair[1] if pair[1] else float("inf")
+            worse = max(by_order, key=lambda k: ratio_of(by_order[k]))
+            ours_ns, peer_ns = by_order[worse]
             rows.append({
                 "key": f"{work} · {peer}",
                 "group": OURS[ours],
                 "work": work,
                 "ours": ours,
                 "peer": peer,
-                "ours_ns": o["ns"] / ops,
-                "peer_ns": p["ns"] / ops,
-                "ratio": (o["ns"] / p["ns"]) if p["ns"] else float("inf"),
+                "ours_ns": ours_ns / ops,
+                "peer_ns": peer_ns / ops,
+                "ratio": ratio_of(by_order[worse]),
+                "orders": {k: ratio_of(v) for k, v in by_order.items()},
+                "worse_order": worse,
                 "ours_mallocs": o.get("mallocs", (float("nan"),) * 2)[0] / ops,
                 "ours_mallocs_max": o.get("mallocs", (float("nan"),) * 2)[1] / ops,
                 "peer_mallocs": p.get("mallocs", (float("nan"),) * 2)[0] / ops,
@@ -226,6 +263,14 @@ def fmt(value):
     return f"{value:.2f}"
 
 
+def orders_text(row):
+    """Both orders' ratios, "0.51× / 0.53×", or "–" for a run in one order only."""
+    orders = row.get("orders", {})
+    if not all(order in orders for order in ORDERS):
+        return "–"
+    return " / ".join(f"{orders[order]:.3g}×" for order in ORDERS)
+
+
 def fmt_count(value):
     return "–" if value != value else f"{value:g}"
 
@@ -235,8 +280,8 @@ def table(rows, thresholds):
     lines = []
     for group in dict.fromkeys(r["group"] for r in rows):
         lines.append(f"### {group}\n")
-        lines.append("| work | ours ns/op | ours mallocs/op (p50, max) | peer | peer ns/op | peer mallocs/op | ours ÷ peer | gate (thresholds.json) |")
-        lines.append("|---|---:|---:|---|---:|---:|---:|---|")
+        lines.append("| work | ours ns/op | ours mallocs/op (p50, max) | peer | peer ns/op | peer mallocs/op | ours ÷ peer, worse order | ours first / peers first | gate (thresholds.json) |")
+        lines.append("|---|---:|---:|---|---:|---:|---:|---:|---|")
         last_work = None
         for row in (r for r in rows if r["group"] == group):
             first = row["work"] != last_work
@@ -246,7 +291,7 @@ def table(rows, thresholds):
             ours_cells = (f"{row['work']} | {fmt(row['ours_ns'])} | {fmt_count(row['ours_mallocs'])} ({fmt_count(row['ours_mallocs_max'])})"
                           if first else " | | ")
             lines.append(f"| {ours_cells} | {row['peer']} | {fmt(row['peer_ns'])} | {fmt_count(row['peer_mallocs'])} | "
-                         f"{row['ratio']:.3g}× | {note} |")
+                         f"{row['ratio']:.3g}× | {orders_text(row)} | {note} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -5,24 +5,31 @@
 #
 # 1. installs the Debian packages of the C peers if missing (install-peers.sh);
 # 2. builds the package in release mode, unpinned;
-# 3. runs `swift package benchmark` N times (--rounds, default 1) under `taskset -c 0`; each
-#    benchmark's time is the median of its rounds (the host slows a vCPU for seconds at a time,
-#    so one round can fall in a slow period); the benchmark tool, every benchmark
+# 3. runs `swift package benchmark` N times (--rounds, default 2) under `taskset -c 0`, the odd
+#    rounds with ours before the peers of each work and the even ones after them
+#    (RUNLOOPKIT_BENCH_ORDER, Support/BenchOrder); each benchmark's time in an order is the
+#    median of that order's rounds (the host slows a vCPU for seconds at a time, so one round
+#    can fall in a slow period), and each ratio is the worse order's; the benchmark tool, every benchmark
 #    process and every thread they start (loop threads, libuv/GLib/NIO threads) share CPU 0;
 #    the round trips also pin their threads to CPU 0 themselves and fail if they are elsewhere;
 # 4. writes .build-results/results.md (raw), tables.md and ratios.json (for Scripts/check);
 # 5. with --docs, replaces the generated block of Docs/Benchmarks.md with the tables, the
 #    machine, the load (uptime) before and after, the placement and the date;
 # 6. runs Scripts/run-main-loop.sh, Scripts/run-loop-scaling.sh, Scripts/run-round-trip-pairs.sh,
-#    Scripts/run-executor-pairs.sh and Scripts/run-allocation-overhead.sh (with --docs, they
+#    Scripts/run-executor-pairs.sh, Scripts/run-due-timer-pairs.sh, Scripts/run-pool-pairs.sh
+#    and Scripts/run-allocation-overhead.sh (with --docs, they
 #    update their own blocks; their tables also go to .build-results/paired/, for the
-#    thresholds of Scripts/check that name them).
+#    thresholds of Scripts/check that name them);
+# 7. runs Scripts/check on the whole run and, with --docs, writes the table of every target that
+#    opens Docs/Benchmarks.md (`Scripts/check --targets-md`), with the run's date, command,
+#    placement and load.
 # RUNLOOPKIT_BENCH_SECONDS shortens each benchmark's sampling (default 2 s loop, 1 s others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=0
-rounds=1
+rounds=2
 args=()
+command="Benchmarks/Scripts/run-all.sh $*"
 while [ $# -gt 0 ]; do
     case "$1" in
         --docs) docs=1 ;;
@@ -45,12 +52,14 @@ cpu=0   # must match roundTripCPU in Benchmarks/LoopBenchmarks/PinnedThread.swif
     echo "- machine: $(uname -sr), $(nproc) vCPU $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(free -g | awk '/^Mem:/ {print $2}') GiB; $(swift --version 2>&1 | grep -o 'Swift version [^ ]*' | head -1); libuv $(pkg-config --modversion libuv), GLib $(pkg-config --modversion glib-2.0), GNUstep base $(dpkg-query -W -f='${Version}' libgnustep-base-dev), SwiftNIO $(grep -A6 '"identity" : "swift-nio"' Package.resolved | sed -n 's/.*"version" : "\(.*\)".*/\1/p')"
     echo "- load before (uptime): $(uptime | sed 's/.*load average: //')"
     echo "- placement: whole run under \`taskset -c $cpu\` (benchmark tool, benchmark processes and every thread they start on CPU $cpu); round trips pin both threads to CPU $cpu"
-    echo "- rounds: $rounds (each benchmark's time is the median of its rounds' p50s; \`Scripts/ratios.py\`)"
+    echo "- rounds: $rounds, alternately ours first and peers first in each work (each benchmark's time in an order is the median of that order's rounds' p50s; each ratio is the worse order's; \`Scripts/ratios.py\`)"
 } > "$out/header.md"
 cat "$out/header.md"
 : > "$out/results.md"
 for round in $(seq 1 "$rounds"); do
-    taskset -c "$cpu" swift package benchmark --no-progress --format markdown --scale --time-units nanoseconds \
+    if [ $((round % 2)) = 1 ]; then order=ours-first; else order=peers-first; fi
+    echo "<!-- order: $order -->" >> "$out/results.md"
+    RUNLOOPKIT_BENCH_ORDER=$order taskset -c "$cpu" swift package benchmark --no-progress --format markdown --scale --time-units nanoseconds \
         ${args[@]+"${args[@]}"} > "$out/round.md" 2>&1 || { tail -20 "$out/round.md"; exit 1; }
     cat "$out/round.md" >> "$out/results.md"
 done
@@ -66,5 +75,23 @@ if [ "$docs" = 1 ]; then Scripts/run-main-loop.sh --docs; else Scripts/run-main-
 if [ "$docs" = 1 ]; then Scripts/run-loop-scaling.sh --docs; else Scripts/run-loop-scaling.sh; fi
 if [ "$docs" = 1 ]; then Scripts/run-round-trip-pairs.sh --docs; else Scripts/run-round-trip-pairs.sh; fi
 if [ "$docs" = 1 ]; then Scripts/run-executor-pairs.sh --docs; else Scripts/run-executor-pairs.sh; fi
+# The targets of issue 31, each against its peer in both orders.
+if [ "$docs" = 1 ]; then Scripts/run-due-timer-pairs.sh --docs; else Scripts/run-due-timer-pairs.sh; fi
+if [ "$docs" = 1 ]; then Scripts/run-pool-pairs.sh --docs; else Scripts/run-pool-pairs.sh; fi
 # What the allocation counter's modes cost, each against "off" in the same rounds (issue 16).
 if [ "$docs" = 1 ]; then Scripts/run-allocation-overhead.sh --docs; else Scripts/run-allocation-overhead.sh; fi
+# The gate on the whole run, and the table of targets that opens Docs/Benchmarks.md.
+load_end=$(uptime | sed 's/.*load average: //')
+Scripts/check --targets-md "$out/targets.md" > "$out/check.txt" || true
+tail -n 4 "$out/check.txt"
+if [ "$docs" = 1 ]; then
+    {
+        grep '^- date: ' "$out/header.md"
+        echo "- command: \`$command\` (each paired tool's own command is in its block below)"
+        echo "- load (uptime, 1 / 5 / 15 min): $(sed -n 's/^- load before (uptime): /before /p' "$out/header.md"); $(sed -n 's/^- load after (uptime): /after package-benchmark /p' "$out/header.md"); after the paired tools $load_end"
+        echo "- placement: every process under \`taskset -c 0\`; each tool's threads pinned to CPU 0 (the loop-scaling neighbour to CPU 1)"
+        echo "- orders: every package-benchmark row in two rounds (ours first, then peers first), every paired tool alternating both orders; each reading is the worse order's"
+        echo
+        cat "$out/targets.md"
+    } | python3 Scripts/replace-docs-block.py targets
+fi

@@ -101,15 +101,18 @@ public enum AutoreleasePool {
         // "The empty push + pop's two speeds").
         if word & (PageLayout.pageMask | ThreadWord.highWaterMask | ThreadWord.missingPoolMask) == address & PageLayout.pageMask,
            let page = PoolPage(address: word & PageLayout.pageMask),
-           page.next == address &+ 8, page.entry(at: address) == Entry.boundary,
-           page.thread == thread, page.child == nil, fastPathChecks(page)
+           page.entry(at: address) == Entry.boundary, page.thread == thread, page.child == nil
         {
-            page.setEntry(PageLayout.scribble, at: address)
-            page.next = address
-            return
+            if page.next == address &+ 8, fastPathChecks(page) {
+                page.setEntry(PageLayout.scribble, at: address)
+                page.next = address
+                return
+            }
+            // A pool with something to release on the hot page: one out-of-line call that
+            // checks only what the tests above left open (the page's magic, where the token
+            // sits), with no hop.
+            if ThreadPool.popAboveBoundary(address: address, on: page) { return }
         }
-        // A pool with something to release on the hot page: one out-of-line call, no hop.
-        if ThreadPool.popOnHotPage(address: address, thread: thread, word: word) { return }
         popSlow(address: address, thread: thread, word: word)
     }
 
@@ -124,10 +127,12 @@ public enum AutoreleasePool {
         #endif
     }
 
-    /// The pops `popOnHotPage` declined: the placeholder, then everything else.
+    /// The pops the inlined paths declined: the placeholder, a pool on the hot page that the
+    /// inlined tests did not reach, then everything else.
     @usableFromInline @inline(never)
     static func popSlow(address: UInt, thread: UInt, word: UInt) {
         if address == 1, ThreadPool.popPlaceholder(thread: thread, word: word) { return }
+        if ThreadPool.popOnHotPage(address: address, thread: thread, word: word) { return }
         popAnywhere(address: address, thread: thread, word: word)
     }
 

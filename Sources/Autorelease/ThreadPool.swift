@@ -308,25 +308,62 @@ enum ThreadPool {
     @usableFromInline @inline(never)
     static func popOnHotPage(address: UInt, thread: UInt, word: UInt) -> Bool {
         guard word & (ThreadWord.highWaterMask | ThreadWord.missingPoolMask) == 0, let hot = hotPage(word),
-              address & PageLayout.pageMask == hot.address, hot.passesCheck, hot.thread == thread,
-              address >= hot.begin, address < hot.next, address & 7 == 0,
+              address & PageLayout.pageMask == hot.address, hot.thread == thread,
               hot.entry(at: address) == Entry.boundary, hot.child == nil
         else { return false }
-        let state = ThreadState.current
-        state.samplePeakEntries(word)
-        // Entries above the token, hottest first, as `releaseUntil` does. A release that left
-        // entries behind (a deinit that autoreleased) hands the rest to `releaseUntil`, which
-        // re-reads the hot page after every release.
-        while hot.next != address {
-            if !releaseHottest(of: hot) {
-                releaseRest(page: hot, stop: address, state: state)
-                break
+        return popAboveBoundary(address: address, on: hot)
+    }
+
+    /// `popOnHotPage` once the inlined `pop` has found the token on the hot page (reached
+    /// through the thread's word) with no tracking on, a boundary at the token, this thread's
+    /// id in the page and no cached child: checks the rest (the page's magic; the token inside
+    /// the slots, aligned, below `next`) and pops. False, having touched nothing, when a check
+    /// fails.
+    @usableFromInline @inline(never)
+    static func popAboveBoundary(address: UInt, on hot: PoolPage) -> Bool {
+        // The stack top is read once and then carried in a register: each step's slot comes
+        // from the last one, not from a load of `next` that waits for the store before it.
+        // `next` is read again only to see whether a release added entries. Little else stays
+        // live across the releases (the thread state and the counts are read again after
+        // them), so that the loop keeps its values in registers.
+        var top = hot.next
+        guard hot.passesCheck, address >= hot.begin, address < top, address & 7 == 0 else { return false }
+        ThreadState.current.samplePeakEntries(pendingEntries(hot, next: top))
+        // Entries above the token, hottest first, as `releaseUntil` does; the token's own
+        // boundary last. A release that left entries behind (a deinit that autoreleased) hands
+        // the rest to `releaseUntil`, which re-reads the hot page after every release.
+        let firstObject = address &+ 8
+        while top != firstObject {
+            let slot = top &- 8
+            hot.next = slot
+            let entry = hot.entry(at: slot)
+            hot.setEntry(PageLayout.scribble, at: slot)
+            if entry != Entry.boundary {
+                release(entry)
+                if _slowPath(hot.next != slot) {
+                    let state = ThreadState.current
+                    releaseRest(page: hot, stop: address, state: state)
+                    trimChildren(of: hot, state: state)
+                    state.publish(hot.address)
+                    return true
+                }
             }
+            top = slot
         }
-        // A deinit may have filled the page and so made a child.
+        hot.next = address
+        hot.setEntry(PageLayout.scribble, at: address)
+        let state = ThreadState.current
+        // A deinit may have filled the page and so made a child (and popped back to where it
+        // was).
         trimChildren(of: hot, state: state)
-        state.publish(hot.address)
+        state.publish(entries: pendingEntries(hot, next: address))
         return true
+    }
+
+    /// `pendingEntries` of a thread whose hot page is `hot`, with `next` already read.
+    @inline(__always)
+    static func pendingEntries(_ hot: PoolPage, next: UInt) -> Int {
+        Int(hot.depth) &* PageLayout.slotCount &+ Int(bitPattern: (next &- hot.begin) / 8)
     }
 
     /// Pops the placeholder pool (token 1) of a thread that has no page, which is what an
@@ -365,9 +402,11 @@ enum ThreadPool {
     /// keeps one empty child.
     @inline(__always)
     static func trimChildren(of page: PoolPage, state: ThreadState) {
+        // The usual case, no child, first: one load.
+        guard let child = page.child else { return }
         if page.isLessThanHalfFull {
-            if let child = page.child { state.pagesChanged(by: -child.killWithChildren()) }
-        } else if let child = page.child, let grandchild = verified(child).child {
+            state.pagesChanged(by: -child.killWithChildren())
+        } else if let grandchild = verified(child).child {
             state.pagesChanged(by: -grandchild.killWithChildren())
         }
     }

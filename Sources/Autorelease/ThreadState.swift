@@ -76,7 +76,12 @@ struct ThreadState {
     /// a release that left entries behind, and at every query) sees the maximum.
     @inline(__always)
     func samplePeakEntries(_ word: UInt = ThreadPool.loadWord()) {
-        let entries = ThreadPool.pendingEntries(word)
+        samplePeakEntries(ThreadPool.pendingEntries(word))
+    }
+
+    /// `samplePeakEntries` with the pending entries already counted (the pop's fast path).
+    @inline(__always)
+    func samplePeakEntries(_ entries: Int) {
         if entries > data.pointee.peakEntries { data.pointee.peakEntries = entries }
         let epoch = ProcessTotals.epoch.load(ordering: .relaxed)
         if epoch != data.pointee.processEpoch {
@@ -101,7 +106,13 @@ struct ThreadState {
     /// Makes this thread's pending entries visible to `processStatistics`.
     @inline(__always)
     func publish(_ word: UInt = ThreadPool.loadWord()) {
-        data.pointee.publishedEntries.store(ThreadPool.pendingEntries(word), ordering: .relaxed)
+        publish(entries: ThreadPool.pendingEntries(word))
+    }
+
+    /// `publish` with the pending entries already counted (the pop's fast path).
+    @inline(__always)
+    func publish(entries: Int) {
+        data.pointee.publishedEntries.store(entries, ordering: .relaxed)
     }
 
     func resetPeaks() {

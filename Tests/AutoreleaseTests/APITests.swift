@@ -295,6 +295,43 @@ struct AutoreleasePoolAPITests {
         #expect(peak >= 1_200 + 4)
     }
 
+    @Test("A release during a hot-page pop that runs a whole pool of its own, leaving a child page, is trimmed as the pop leaves the page (hysteresis)")
+    func balancedPoolInsideDeinitDuringHotPagePop() {
+        /// Its deinit pushes a pool, fills the page and more (a child page) and pops it: `next` is
+        /// back where it was when the deinit returns, and the page, then exactly half full, keeps
+        /// one empty child.
+        final class PoolRunner {
+            let log: Log
+            init(_ log: Log) { self.log = log }
+            deinit {
+                let token = AutoreleasePool.push()
+                for id in 100..<700 { AutoreleasePool.autorelease(consuming: Tracked(id, log)) }
+                AutoreleasePool.pop(token)
+                log.append(0)
+            }
+        }
+        final class Object {}
+        let log = Log()
+        let (pagesAfter, pending, peak) = onFreshThread { () -> (Int, Int, Int) in
+            primePool()
+            let outer = AutoreleasePool.push()                                                  // slot 0
+            for _ in 0..<250 { AutoreleasePool.autorelease(consuming: Object()) }              // 1...250
+            let inner = AutoreleasePool.push()                                                  // slot 251
+            AutoreleasePool.autorelease(consuming: PoolRunner(log))                            // slot 252
+            // The runner's release sees 252 used slots: its own pool's pop keeps one child. The
+            // inner pool's pop then leaves 251, under half full: the child goes.
+            AutoreleasePool.pop(inner)
+            let statistics = AutoreleasePool.statistics
+            AutoreleasePool.pop(outer)
+            return (statistics.pages, statistics.pendingEntries, statistics.peakEntries)
+        }
+        #expect(log.ids == Array((100..<700).reversed()) + [0])
+        #expect(pagesAfter == 1)
+        #expect(pending == 251)
+        // The peak saw the runner's pool on top of the 252 slots below it.
+        #expect(peak >= 252 + 1 + 600)
+    }
+
     @Test("autorelease(_:) keeps a borrowed object alive until the pop and hands it back")
     func borrowedObjectOutlivesCaller() {
         let log = Log()

@@ -3,12 +3,15 @@
 // SwiftNIO. Names read "<work> · <implementation>" so the peers of a work sort together.
 //
 //   polling pass   one non-blocking pass that makes one callout, with 0, 2 and 8 hooks
-//                  (observers, prepare/check handles, GSources; target: ≤ 0.1× CF, 0 mallocs).
+//                  (observers for every activity beside CFRunLoop's, target ≤ 0.1× CF; and hooks
+//                  each called once per pass beside CF, libuv and GLib; 0 mallocs).
 //   source         signal + a polling pass that runs it, same thread.
-//   due timer      a timer that is due on every pass, fired by a polling pass.
+//   due timer      the caller re-arms a timer to "now", then a polling pass fires it; 0 and 2
+//                  hooks (target: 2 hooks ≤ 0.8× libuv, issue 31).
 //   round trip     thread B posts to loop thread A, whose callout acks over an eventfd B blocks
-//                  on; beside a raw eventfd ping-pong through epoll. Every thread of these is
-//                  pinned to CPU 0 (target: ≤ 1.15× the raw floor).
+//                  on; beside raw eventfd ping-pongs through epoll and through a bare read.
+//                  Every thread of these is pinned to CPU 0 (targets, judged by
+//                  Tools/RoundTripPairs: ≤ 1.0× the fastest of libuv, GLib and the bare floor).
 //   executor hop   a task awaits an actor whose executor is the loop, a SwiftNIO event loop or
 //                  a serial DispatchQueue (target: ≤ 1.0× NIO; mallocs per job); a job that
 //                  comes back from the global executor; a job enqueued from the executor's thread.
@@ -19,7 +22,9 @@
 // how each peer does the work.
 //
 // Every sample runs 1,000 operations (`scalingFactor: .kilo`); set-up and a warm-up stay
-// outside the measured span, so the malloc counts are the steady state's.
+// outside the measured span, so the malloc counts are the steady state's. RUNLOOPKIT_BENCH_ORDER
+// puts ours first or last among the implementations of each work (Support/BenchOrder).
+import BenchOrder
 import Benchmark
 #if canImport(Glibc)
 import Glibc
@@ -48,4 +53,5 @@ let benchmarks: @Sendable () -> Void = {
     registerRoundTripBenchmarks()
     registerExecutorHopBenchmarks()
     registerScaleBenchmarks()
+    applyRunOrder()
 }

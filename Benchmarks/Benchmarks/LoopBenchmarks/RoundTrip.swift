@@ -1,8 +1,6 @@
 import Benchmark
 import BenchPasses
 import CBenchSupport
-import CGLibPeer
-import CLibuvPeer
 import CoreFoundation
 import Dispatch
 import Foundation
@@ -12,7 +10,8 @@ import Synchronization
 // Cross-thread round trip. The benchmark runner's thread is "B": it posts work to a responder
 // thread "A" and blocks reading an eventfd until A acknowledges by writing it. A and B are both
 // pinned to `roundTripCPU`. The floor is the same exchange with nothing but an eventfd that A
-// waits for in epoll_wait. The floor's and the loop's responders live in
+// waits for in epoll_wait, and the bare floor the same exchange with A blocked in read(2). The
+// floors', the loop's, libuv's and GLib's responders live in
 // Support/BenchPasses/RoundTripPeers.swift, which the paired tool (Tools/RoundTripPairs) shares.
 
 /// The real CFRunLoop: A runs `CFRunLoopRun()` with a version-0 source whose perform acks;
@@ -121,45 +120,10 @@ nonisolated(unsafe) var foundationAck: Int32 = -1
 
 @Sendable func foundationPostAck() { _ = bench_eventfd_post(foundationAck) }
 
-/// libuv: A runs uv_run(UV_RUN_DEFAULT) with a uv_async_t whose callback acks (all in C).
-/// `@unchecked Sendable`: the C peer is created in `start()` and freed in `stop()`.
-final class LibuvRoundTrip: RoundTripPeer, @unchecked Sendable {
-    private var peer: OpaquePointer?
-
-    func start() {
-        peer = bench_uv_round_trip_start(roundTripCPU)
-        precondition(peer != nil, "libuv round-trip set-up failed")
-    }
-
-    func roundTrip() { _ = bench_uv_round_trip(peer) }
-
-    func stop() {
-        bench_uv_round_trip_stop(peer)
-        peer = nil
-    }
-}
-
-/// GLib: A runs g_main_loop_run; B gives a custom GSource ready time 0 and its dispatch acks.
-/// `@unchecked Sendable`: as `LibuvRoundTrip`.
-final class GLibRoundTrip: RoundTripPeer, @unchecked Sendable {
-    private var peer: OpaquePointer?
-
-    func start() {
-        peer = bench_glib_round_trip_start(roundTripCPU)
-        precondition(peer != nil, "GLib round-trip set-up failed")
-    }
-
-    func roundTrip() { _ = bench_glib_round_trip(peer) }
-
-    func stop() {
-        bench_glib_round_trip_stop(peer)
-        peer = nil
-    }
-}
-
 func registerRoundTripBenchmarks() {
     let peers: [(name: String, peer: any RoundTripPeer)] = [
         ("eventfd ping-pong via epoll (floor)", EventfdPingPong()),
+        ("eventfd ping-pong, bare read (floor)", BareReadPingPong()),
         ("Loop", LoopRoundTrip()),
         ("CFRunLoop", CFRunLoopRoundTrip()),
         ("Foundation RunLoop", FoundationRunLoopRoundTrip()),

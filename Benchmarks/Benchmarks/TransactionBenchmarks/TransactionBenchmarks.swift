@@ -17,6 +17,7 @@
 //                   (linear: ≈ 1× or below, as a small commit carries the fixed cost per commit).
 //   idle check      commitIfNeeded(reason: .beforeWaiting) with nothing to do (target ≤ 20 ns,
 //                   0 mallocs), vs an empty dirty-list flush and the naive walk of a 64-layer tree.
+import BenchOrder
 import Benchmark
 import Transactions
 #if canImport(Glibc)
@@ -336,4 +337,5 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { layOutAndDisplayEverything(root) }
         benchmark.stopMeasurement()
     }
+    applyRunOrder()
 }

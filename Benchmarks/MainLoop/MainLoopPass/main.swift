@@ -15,7 +15,8 @@
 //   syscall  a bare system call (getppid), what one kernel entry costs on this machine
 //
 // `main-loop-pass [rounds] [reps] [passes]` prints one markdown table of medians (ns per pass)
-// and the ratios. `main-loop-pass --passes-only N` makes N passes on Loop.main and nothing
+// and the ratios: `Loop.main` and libuv alternate which runs first from rep to rep, each rep's
+// ratio is taken, and each order's median is shown with the worse one. `main-loop-pass --passes-only N` makes N passes on Loop.main and nothing
 // else, for `strace -c` (Scripts/run-main-loop.sh counts its system calls per pass).
 
 import BenchPasses
@@ -134,14 +135,33 @@ func mainLoopPassesOneCalloutPerHook(hooks: Int, _ passes: Int) -> Double {
 let oneCalloutHookCounts = [2, 8]
 
 var samples: [String: [Double]] = ["own": [], "syscall": []]
+/// The ratio of each rep, keyed "<row> <order>": main ÷ libuv measured in the same rep, main
+/// first in even reps and libuv first in odd ones.
+var repRatios: [String: [Double]] = [:]
 for _ in 0..<rounds {
-    for _ in 0..<reps {
+    for rep in 0..<reps {
+        let mainFirst = rep % 2 == 0
+        let order = mainFirst ? "main first" : "libuv first"
         for (index, hooks) in hookCounts.enumerated() {
-            samples["main \(hooks)", default: []].append(mainLoopPasses(hooks: hooks, passes))
-            samples["libuv \(hooks)", default: []].append(libuvPasses(libuvPeers[index], passes))
-        }
-        for hooks in oneCalloutHookCounts {
-            samples["main once \(hooks)", default: []].append(mainLoopPassesOneCalloutPerHook(hooks: hooks, passes))
+            var main = 0.0, peer = 0.0, once = 0.0
+            let measureMain = {
+                main = mainLoopPasses(hooks: hooks, passes)
+                if oneCalloutHookCounts.contains(hooks) { once = mainLoopPassesOneCalloutPerHook(hooks: hooks, passes) }
+            }
+            if mainFirst {
+                measureMain()
+                peer = libuvPasses(libuvPeers[index], passes)
+            } else {
+                peer = libuvPasses(libuvPeers[index], passes)
+                measureMain()
+            }
+            samples["main \(hooks)", default: []].append(main)
+            samples["libuv \(hooks)", default: []].append(peer)
+            repRatios["main \(hooks) \(order)", default: []].append(main / peer)
+            if oneCalloutHookCounts.contains(hooks) {
+                samples["main once \(hooks)", default: []].append(once)
+                repRatios["main once \(hooks) \(order)", default: []].append(once / peer)
+            }
         }
         samples["own"]!.append(ownThreadPasses(passes))
         samples["syscall"]!.append(bareSystemCalls(passes))
@@ -149,21 +169,28 @@ for _ in 0..<rounds {
 }
 for peer in libuvPeers { bench_uv_destroy(peer) }
 
+/// "worse× (main first / libuv first)": each order's median ratio, the worse one first.
+@MainActor func orderCells(_ row: String) -> String {
+    let mainFirst = median(repRatios["\(row) main first"] ?? [.nan])
+    let libuvFirst = median(repRatios["\(row) libuv first"] ?? [.nan])
+    return "\(ratioText(max(mainFirst, libuvFirst))) (\(ratioText(mainFirst)) / \(ratioText(libuvFirst)))"
+}
+
 let own = median(samples["own"]!), syscallCost = median(samples["syscall"]!)
 let uv = median(samples["libuv 0"]!)
 var rows: [String] = []
 for hooks in hookCounts {
     let main = median(samples["main \(hooks)"]!), peer = median(samples["libuv \(hooks)"]!)
-    rows.append("| polling pass + 1 callout, `Loop.main`, \(hooks) hooks | \(nanosecondsText(main)) | \(ratioText(main / peer)) (libuv \(nanosecondsText(peer))) |")
+    rows.append("| polling pass + 1 callout, `Loop.main`, \(hooks) hooks | \(nanosecondsText(main)) | \(nanosecondsText(peer)) | \(orderCells("main \(hooks)")) |")
 }
 for hooks in oneCalloutHookCounts {
     let main = median(samples["main once \(hooks)"]!), peer = median(samples["libuv \(hooks)"]!)
-    rows.append("| polling pass + 1 callout, `Loop.main`, \(hooks) hooks called once per pass (as libuv's) | \(nanosecondsText(main)) | \(ratioText(main / peer)) (libuv \(nanosecondsText(peer))) |")
+    rows.append("| polling pass + 1 callout, `Loop.main`, \(hooks) hooks called once per pass (as libuv's) | \(nanosecondsText(main)) | \(nanosecondsText(peer)) | \(orderCells("main once \(hooks)")) |")
 }
 print("""
-    | work (median of \(rounds) rounds × \(reps) reps, \(passes) passes each) | ns per pass | ÷ libuv with as many hooks |
-    |---|---:|---:|
+    | work (median of \(rounds) rounds × \(reps) reps, \(passes) passes each; `Loop.main` first in even reps, libuv first in odd ones) | ns per pass | libuv with as many hooks, ns | ÷ libuv: worse order (main first / libuv first) |
+    |---|---:|---:|---:|
     \(rows.joined(separator: "\n"))
-    | polling pass + 1 callout, a loop of its own thread, 0 hooks | \(nanosecondsText(own)) | \(ratioText(own / uv)) |
-    | one bare system call (`getppid`) | \(nanosecondsText(syscallCost)) | \(ratioText(syscallCost / uv)) (÷ libuv, 0 hooks) |
+    | polling pass + 1 callout, a loop of its own thread, 0 hooks | \(nanosecondsText(own)) | \(nanosecondsText(uv)) | \(ratioText(own / uv)) (not paired) |
+    | one bare system call (`getppid`) | \(nanosecondsText(syscallCost)) | \(nanosecondsText(uv)) | \(ratioText(syscallCost / uv)) (not paired) |
     """)

@@ -1,10 +1,12 @@
 // The cross-thread round trip's responders that both the package-benchmark rows
-// (LoopBenchmarks/RoundTrip.swift) and the paired tool (Tools/RoundTripPairs) run: the
-// eventfd floor and the loop. A runner thread "B" posts work to a responder thread "A" and
-// blocks reading an eventfd until A acknowledges by writing it; both are pinned to
-// `roundTripCPU`.
+// (LoopBenchmarks/RoundTrip.swift) and the paired tool (Tools/RoundTripPairs) run: the two
+// eventfd floors, the loop, libuv and GLib. A runner thread "B" posts work to a responder
+// thread "A" and blocks reading an eventfd until A acknowledges by writing it; both are pinned
+// to `roundTripCPU`.
 
 import CBenchSupport
+import CGLibPeer
+import CLibuvPeer
 import Dispatch
 import RunLoopCore
 import Synchronization
@@ -59,6 +61,91 @@ public final class EventfdPingPong: RoundTripPeer, @unchecked Sendable {
         responder = nil
         bench_close(ping)
         bench_close(ack)
+    }
+}
+
+/// The bare floor: A blocks in read(2) on eventfd `ping` itself, with no epoll, and writes `ack`.
+/// Four system calls per round trip, the fewest any cross-thread wake-up with an ack can make;
+/// an event loop, which waits for many descriptors at once, adds at least its wait call.
+/// `@unchecked Sendable`: as `EventfdPingPong`.
+public final class BareReadPingPong: RoundTripPeer, @unchecked Sendable {
+    private var ping: Int32 = -1
+    private var ack: Int32 = -1
+    private let stopping = Atomic(false)
+    private var responder: PinnedThread?
+
+    public init() {}
+
+    public func start() {
+        ping = bench_eventfd()
+        ack = bench_eventfd()
+        stopping.store(false, ordering: .relaxed)
+        precondition(ping >= 0 && ack >= 0, "eventfd set-up failed")
+        responder = PinnedThread(cpu: roundTripCPU) { self.respond() }
+    }
+
+    private func respond() {
+        while true {
+            _ = bench_eventfd_wait(ping)
+            if stopping.load(ordering: .acquiring) { break }
+            _ = bench_eventfd_post(ack)
+        }
+    }
+
+    public func roundTrip() {
+        _ = bench_eventfd_post(ping)
+        _ = bench_eventfd_wait(ack)
+    }
+
+    public func stop() {
+        stopping.store(true, ordering: .releasing)
+        _ = bench_eventfd_post(ping)
+        responder?.join()
+        responder = nil
+        bench_close(ping)
+        bench_close(ack)
+    }
+}
+
+/// libuv: A runs uv_run(UV_RUN_DEFAULT) with a uv_async_t whose callback acks (all in C);
+/// B calls uv_async_send. `@unchecked Sendable`: the C peer is created in `start()` and freed
+/// in `stop()`, which joins A.
+public final class LibuvRoundTrip: RoundTripPeer, @unchecked Sendable {
+    private var peer: OpaquePointer?
+
+    public init() {}
+
+    public func start() {
+        peer = bench_uv_round_trip_start(roundTripCPU)
+        precondition(peer != nil, "libuv round-trip set-up failed")
+    }
+
+    public func roundTrip() { _ = bench_uv_round_trip(peer) }
+
+    public func stop() {
+        bench_uv_round_trip_stop(peer)
+        peer = nil
+    }
+}
+
+/// GLib: A runs g_main_loop_run; B gives a custom GSource ready time 0
+/// (`g_source_set_ready_time`, which wakes A's context) and its dispatch acks.
+/// `@unchecked Sendable`: as `LibuvRoundTrip`.
+public final class GLibRoundTrip: RoundTripPeer, @unchecked Sendable {
+    private var peer: OpaquePointer?
+
+    public init() {}
+
+    public func start() {
+        peer = bench_glib_round_trip_start(roundTripCPU)
+        precondition(peer != nil, "GLib round-trip set-up failed")
+    }
+
+    public func roundTrip() { _ = bench_glib_round_trip(peer) }
+
+    public func stop() {
+        bench_glib_round_trip_stop(peer)
+        peer = nil
     }
 }
 

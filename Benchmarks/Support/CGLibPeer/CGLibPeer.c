@@ -28,6 +28,9 @@ typedef struct {
     bench_glib_peer *peer;
 } peer_source;
 
+// A hook is called once per pass, as libuv's prepare and check handles and the loop's
+// before-timers and before-sources observers are: half the hooks are sources with a prepare
+// only, half sources with a check only (an odd count gets one more prepare).
 static gboolean hook_prepare(GSource *source, gint *timeout) {
     ((peer_source *)source)->peer->hook_calls++;
     *timeout = -1;
@@ -41,7 +44,8 @@ static gboolean hook_dispatch(GSource *source, GSourceFunc callback, gpointer da
     (void)source; (void)callback; (void)data;
     return G_SOURCE_CONTINUE;
 }
-static GSourceFuncs hook_funcs = { hook_prepare, hook_check, hook_dispatch, NULL, NULL, NULL };
+static GSourceFuncs prepare_hook_funcs = { hook_prepare, NULL, hook_dispatch, NULL, NULL, NULL };
+static GSourceFuncs check_hook_funcs = { NULL, hook_check, hook_dispatch, NULL, NULL, NULL };
 
 static gboolean ready_dispatch(GSource *source, GSourceFunc callback, gpointer data) {
     (void)callback; (void)data;
@@ -77,6 +81,12 @@ static GSource *new_peer_source(bench_glib_peer *peer, GSourceFuncs *funcs) {
     return source;
 }
 
+static void attach_hooks(bench_glib_peer *peer, int hooks) {
+    for (int i = 0; i < hooks; i++) {
+        attach(peer, new_peer_source(peer, i % 2 == 0 ? &prepare_hook_funcs : &check_hook_funcs));
+    }
+}
+
 bench_glib_peer *bench_glib_polling_create(int hooks) {
     if (hooks < 0 || hooks > max_hooks) return NULL;
     bench_glib_peer *peer = peer_new();
@@ -84,29 +94,25 @@ bench_glib_peer *bench_glib_polling_create(int hooks) {
     GSource *idle = g_idle_source_new();
     g_source_set_callback(idle, count_callout, peer, NULL);
     attach(peer, idle);
-    for (int i = 0; i < hooks; i++) attach(peer, new_peer_source(peer, &hook_funcs));
+    attach_hooks(peer, hooks);
     return peer;
 }
 
-bench_glib_peer *bench_glib_timer_create(void) {
-    bench_glib_peer *peer = peer_new();
-    if (!peer) return NULL;
-    GSource *timer = g_timeout_source_new(0);
-    g_source_set_callback(timer, count_callout, peer, NULL);
-    attach(peer, timer);
-    return peer;
-}
-
-bench_glib_peer *bench_glib_ready_source_create(void) {
+bench_glib_peer *bench_glib_ready_source_create(int hooks) {
+    if (hooks < 0 || hooks > max_hooks) return NULL;
     bench_glib_peer *peer = peer_new();
     if (!peer) return NULL;
     peer->ready = new_peer_source(peer, &ready_funcs);
     attach(peer, peer->ready);
+    attach_hooks(peer, hooks);
     return peer;
 }
 
+long bench_glib_hook_calls(const bench_glib_peer *peer) { return peer->hook_calls; }
+
 long bench_glib_passes(bench_glib_peer *peer, long n) {
     peer->callouts = 0;
+    peer->hook_calls = 0;
     for (long i = 0; i < n; i++) {
         if (peer->ready) g_source_set_ready_time(peer->ready, 0);
         g_main_context_iteration(peer->context, FALSE);
@@ -138,7 +144,7 @@ static void *serve(void *arg) {
 }
 
 bench_glib_peer *bench_glib_round_trip_start(int cpu) {
-    bench_glib_peer *peer = bench_glib_ready_source_create();
+    bench_glib_peer *peer = bench_glib_ready_source_create(0);
     if (!peer) return NULL;
     peer->cpu = cpu;
     peer->ack = bench_eventfd();

@@ -60,14 +60,7 @@ static bench_uv_peer *peer_new(void) {
     return peer;
 }
 
-bench_uv_peer *bench_uv_polling_create(int hooks) {
-    if (hooks < 0 || hooks > 2 * max_hooks) return NULL;
-    bench_uv_peer *peer = peer_new();
-    if (!peer) return NULL;
-    uv_idle_init(&peer->loop, &peer->idle);
-    peer->idle.data = peer;
-    uv_idle_start(&peer->idle, on_idle);
-    peer->has_idle = 1;
+static void add_hooks(bench_uv_peer *peer, int hooks) {
     peer->prepare_count = (hooks + 1) / 2;
     peer->check_count = hooks / 2;
     for (int i = 0; i < peer->prepare_count; i++) {
@@ -80,6 +73,17 @@ bench_uv_peer *bench_uv_polling_create(int hooks) {
         peer->checks[i].data = peer;
         uv_check_start(&peer->checks[i], on_check);
     }
+}
+
+bench_uv_peer *bench_uv_polling_create(int hooks) {
+    if (hooks < 0 || hooks > 2 * max_hooks) return NULL;
+    bench_uv_peer *peer = peer_new();
+    if (!peer) return NULL;
+    uv_idle_init(&peer->loop, &peer->idle);
+    peer->idle.data = peer;
+    uv_idle_start(&peer->idle, on_idle);
+    peer->has_idle = 1;
+    add_hooks(peer, hooks);
     return peer;
 }
 
@@ -115,13 +119,15 @@ bench_uv_peer *bench_uv_polling_idle_fds_create(int fds) {
     return peer;
 }
 
-bench_uv_peer *bench_uv_timer_create(void) {
+bench_uv_peer *bench_uv_timer_create(int hooks) {
+    if (hooks < 0 || hooks > 2 * max_hooks) return NULL;
     bench_uv_peer *peer = peer_new();
     if (!peer) return NULL;
     uv_timer_init(&peer->loop, &peer->timer);
     peer->timer.data = peer;
     peer->has_timer = 1;
     peer->restart_timer = 1;
+    add_hooks(peer, hooks);
     return peer;
 }
 
@@ -135,8 +141,11 @@ bench_uv_peer *bench_uv_idle_create(void) {
     return peer;
 }
 
+long bench_uv_hook_calls(const bench_uv_peer *peer) { return peer->hook_calls; }
+
 long bench_uv_passes(bench_uv_peer *peer, long n) {
     peer->callouts = 0;
+    peer->hook_calls = 0;
     for (long i = 0; i < n; i++) {
         if (peer->restart_timer) uv_timer_start(&peer->timer, on_timer, 0, 0);
         if (peer->restart_idle) uv_idle_start(&peer->idle, on_idle_once);

@@ -86,7 +86,6 @@ let rows = await Task.detached {
     return rows
 }.value
 print("""
-    | work, \(executorCPU.map { "the executors' threads on CPU \($0), the caller's on CPU 0" } ?? "every thread on CPU 0") (\(rounds) rounds × 2 chunks of \(perChunk)) | SwiftNIO, ns (median) | Loop, ns (median) | Loop ÷ SwiftNIO, paired median | 25th–75th percentile |
-    |---|---:|---:|---:|---:|
+    \(PairedChunks.header("work, \(executorCPU.map { "the executors' threads on CPU \($0), the caller's on CPU 0" } ?? "every thread on CPU 0") (\(rounds) rounds × 2 chunks of \(perChunk)); Loop ÷ SwiftNIO", baseline: "SwiftNIO", measured: "Loop"))
     \(rows.joined(separator: "\n"))
     """)

@@ -113,8 +113,7 @@ func measureAll(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
         rows.append("| \(name) | \(measure(name, rounds: rounds, passes: passes, maker).tableCells) |")
     }
     print("""
-        | polling pass + 1 callout on CPU 0 (\(rounds) rounds × 2 chunks of \(passes) passes) | alone, ns (median) | beside a busy loop on CPU 1, ns (median) | paired ratio, median | 25th–75th percentile |
-        |---|---:|---:|---:|---:|
+        \(PairedChunks.header("polling pass + 1 callout on CPU 0 (\(rounds) rounds × 2 chunks of \(passes) passes)", baseline: "alone", measured: "beside a busy loop on CPU 1"))
         \(rows.joined(separator: "\n"))
         """)
     return nil

@@ -13,16 +13,18 @@ extern "C" {
 typedef struct bench_glib_peer bench_glib_peer;
 
 /// Polling pass: one idle source (the callout of the pass) plus `hooks` observer-like custom
-/// GSources whose prepare and check count and return FALSE.
+/// GSources, each called once per pass: half have only a prepare, half only a check (an odd
+/// count gets one more prepare), and each call counts and returns FALSE.
 bench_glib_peer *bench_glib_polling_create(int hooks);
-/// Due timer: g_timeout_source_new(0), which stays due on every pass.
-bench_glib_peer *bench_glib_timer_create(void);
-/// Source activation: a custom GSource made ready with g_source_set_ready_time(source, 0)
-/// before each pass; its dispatch clears the ready time (GLib's counterpart of signalling a
-/// version-0 source).
-bench_glib_peer *bench_glib_ready_source_create(void);
+/// Source activation, and the due timer re-armed by the caller: a custom GSource made ready
+/// with g_source_set_ready_time(source, 0) before each pass (0 is a time already past: GLib's
+/// timeout sources are this same ready time, set by GLib itself); its dispatch clears the
+/// ready time. Plus `hooks` hooks as in bench_glib_polling_create.
+bench_glib_peer *bench_glib_ready_source_create(int hooks);
 /// Runs `n` passes of the work the peer was created for; returns the callouts made.
 long bench_glib_passes(bench_glib_peer *peer, long n);
+/// The hook calls the last bench_glib_passes made (one per hook per pass when all is well).
+long bench_glib_hook_calls(const bench_glib_peer *peer);
 /// Destroys the sources and the context and frees the peer.
 void bench_glib_destroy(bench_glib_peer *peer);
 

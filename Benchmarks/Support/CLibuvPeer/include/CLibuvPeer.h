@@ -18,14 +18,17 @@ bench_uv_peer *bench_uv_polling_create(int hooks);
 /// The polling peer (no hooks) beside `fds` idle eventfds, each watched for reading by a
 /// uv_poll_t and never written; NULL if any eventfd or handle cannot be made.
 bench_uv_peer *bench_uv_polling_idle_fds_create(int fds);
-/// Due timer: one uv_timer_t restarted with timeout 0 before each pass (libuv's repeat is in
-/// whole milliseconds, so a restart is how a timer is due on every pass).
-bench_uv_peer *bench_uv_timer_create(void);
+/// Due timer re-armed by the caller: one uv_timer_t restarted with uv_timer_start(timer, cb, 0, 0)
+/// before each pass (due at the loop's cached time, no clock read), plus `hooks` handles as in
+/// bench_uv_polling_create.
+bench_uv_peer *bench_uv_timer_create(int hooks);
 /// Idle-handle activation: an idle handle started before each pass stops itself in its callback,
 /// libuv's counterpart of signalling a version-0 source.
 bench_uv_peer *bench_uv_idle_create(void);
 /// Runs `n` passes of the work the peer was created for; returns the callouts made.
 long bench_uv_passes(bench_uv_peer *peer, long n);
+/// The hook calls the last bench_uv_passes made (one per hook per pass when all is well).
+long bench_uv_hook_calls(const bench_uv_peer *peer);
 /// Closes every handle, runs the loop until they are closed and frees the peer.
 void bench_uv_destroy(bench_uv_peer *peer);
 

@@ -1,0 +1,70 @@
+// The fresh-object works against the naive Swift pool (issue 31, item 2: a fresh object per
+// pool ≤ 1.0× the naive pool in either order), timed in pairs of chunks milliseconds apart on
+// one thread pinned to CPU 0: the naive pool first in even rounds and second in odd ones; each
+// row reports both orders' medians and the worse order's (Support/BenchPasses/PairedChunks.swift).
+// Both sides' containers exist before the first chunk and both run the same warm-up
+// (Works.swift).
+//
+//   pool-pairs [rounds] [operations per chunk]      (default 400 rounds × 2 chunks of 20,000)
+
+import BenchPasses
+import CBenchSupport
+import Glibc
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let rounds = arguments.count > 0 ? Int(arguments[0]) ?? 400 : 400
+let perChunk = arguments.count > 1 ? Int(arguments[1]) ?? 20_000 : 20_000
+
+/// The measuring thread: a pthread pinned to CPU 0, with its own pool. The rounds are written
+/// out here rather than through `PairedChunks(rounds:baseline:measured:)`, so that the naive
+/// pool stays a local variable of this function that no closure captures (its fastest form).
+func measureAll(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    guard bench_pin_current_thread(0) == 0, bench_current_cpu() == 0 else { fatalError("pool-pairs: could not pin to CPU 0") }
+    var naive = NaivePool()
+    for _ in 0..<warmUpOperations {
+        freshObjectInOwnPool()
+        naive.freshObjectInOwnPool()
+    }
+    thousandFreshObjectsThenPop()
+    naive.thousandFreshObjectsThenPop()
+    let drains = max(1, perChunk / 1000)
+    var fresh = PairedChunks(), oneDrain = PairedChunks()
+    for round in 0..<rounds {
+        var start = 0 as UInt64, oursTime = 0.0, naiveTime = 0.0
+        for side in PairedChunks.baselineFirst(inRound: round) ? [false, true] : [true, false] {
+            start = monotonicNanoseconds()
+            if side {
+                for _ in 0..<perChunk { freshObjectInOwnPool() }
+                oursTime = Double(monotonicNanoseconds() - start) / Double(perChunk)
+            } else {
+                for _ in 0..<perChunk { naive.freshObjectInOwnPool() }
+                naiveTime = Double(monotonicNanoseconds() - start) / Double(perChunk)
+            }
+        }
+        fresh.append(baseline: naiveTime, measured: oursTime)
+    }
+    for round in 0..<rounds {
+        var start = 0 as UInt64, oursTime = 0.0, naiveTime = 0.0
+        for side in PairedChunks.baselineFirst(inRound: round) ? [false, true] : [true, false] {
+            start = monotonicNanoseconds()
+            if side {
+                for _ in 0..<drains { thousandFreshObjectsThenPop() }
+                oursTime = Double(monotonicNanoseconds() - start) / Double(drains * 1000)
+            } else {
+                for _ in 0..<drains { naive.thousandFreshObjectsThenPop() }
+                naiveTime = Double(monotonicNanoseconds() - start) / Double(drains * 1000)
+            }
+        }
+        oneDrain.append(baseline: naiveTime, measured: oursTime)
+    }
+    print(PairedChunks.header("work, one thread on CPU 0 (\(rounds) rounds × 2 chunks of \(perChunk) objects)",
+                              baseline: "naive Swift pool", measured: "Autorelease"))
+    print("| fresh object, push + autorelease + pop (dealloc): Autorelease ÷ naive Swift pool | \(fresh.tableCells) |")
+    print("| 1000 fresh objects, then one pop (dealloc), per object: Autorelease ÷ naive Swift pool | \(oneDrain.tableCells) |")
+    return nil
+}
+
+var measuring = pthread_t()
+let created = pthread_create(&measuring, nil, measureAll, nil)
+guard created == 0 else { fatalError("pool-pairs: pthread_create failed: \(created)") }
+pthread_join(measuring, nil)
