@@ -115,7 +115,7 @@ let package = Package(
         // DifferentialScripts/ links the differential suite's script files; glib-main-probe is
         // built with the tests.
         .testTarget(name: "RunLoopKitGLibTests", dependencies: ["RunLoopKitGLib", "CGLibRuntime", "RunLoopCore", "RunLoopDiagnostics", "LoopInstruments", "PThreads",
-                                                                "glib-main-probe", "ChildProcesses"]),
+                                                                "glib-main-probe", "ChildProcesses", "LoopScenarios"]),
         .testTarget(name: "RepositoryChecksTests"),
     ],
     swiftLanguageModes: [.v6]

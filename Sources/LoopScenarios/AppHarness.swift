@@ -10,13 +10,14 @@ import RunLoopKit
 /// - a table view layer whose layout logs `cellForRowAtIndexPath`; `reloadData()` marks it;
 /// - UIKit's event path: a port source (source1, like the HID event port) whose handler signals
 ///   the `__handleEventQueue` source0, whose perform runs the app's event handler.
-///   `sendTouch()` before `run` is the "source1 wake-up" of the seed logs.
+///   `sendTouch()` before `run` is the "source1 wake-up" of the seed logs;
+/// - `runLoop(mode:timeout:)`: the loop's runs, through the scenario's `LoopRunner`.
 ///
 /// ```swift
-/// let result = AppHarness.run(name: "demo") { app in
+/// let result = AppHarness.run(name: "demo", runner: .native) { app in
 ///     app.onEvent { app.reloadData() }
 ///     app.sendTouch()
-///     app.loop.run(mode: .default, timeout: 0.1)
+///     app.runLoop(mode: .default, timeout: 0.1)
 ///     return ScenarioOutcome(expected: [], produced: [])
 /// }
 /// ```
@@ -34,13 +35,16 @@ final class AppHarness {
     let eventPort: LoopPortSource
     /// Source0: UIKit's event queue, signalled by the port's handler.
     let eventQueue: LoopSource
+    /// What runs the loop (`Loop.run` unless the scenario's options say otherwise).
+    let runner: LoopRunner
     private let handler = EventHandlerSlot()
     private let activityObserver: LoopObserver
 
-    private init(clock: VirtualClock, loop: Loop, pipeline: CommitPipeline, pools: StandardObservers.PoolScheme) {
+    private init(clock: VirtualClock, loop: Loop, pipeline: CommitPipeline, pools: StandardObservers.PoolScheme, runner: LoopRunner) {
         self.clock = clock
         self.loop = loop
         self.pipeline = pipeline
+        self.runner = runner
         recorder = TraceRecorder(clock: clock)
         recorder.attach(to: loop)
         activityObserver = recorder.observeActivities(on: loop)
@@ -62,9 +66,9 @@ final class AppHarness {
     /// Builds the app on the calling thread, runs `body`, tears the app down and returns the
     /// scenario's result: the outcome plus the verbose trace, the standard artifacts (`NAME.log`,
     /// `NAME.json`, `NAME-turns.svg`) and a check that the loop was released.
-    static func run(name: String, pools: StandardObservers.PoolScheme = .runLoopObservers,
+    static func run(name: String, runner: LoopRunner, pools: StandardObservers.PoolScheme = .runLoopObservers,
                     _ body: (AppHarness) -> ScenarioOutcome) -> ScenarioResult {
-        let session = session(pools: pools, body)
+        let session = session(runner: runner, pools: pools, body)
         var outcome = session.value
         outcome.checks.append(session.releaseCheck)
         return outcome.result(name: name, entries: session.entries, inputs: session.inputs)
@@ -72,7 +76,7 @@ final class AppHarness {
 
     /// Builds the app on the calling thread, runs `body` and tears the app down; returns the
     /// body's value with the recorded trace.
-    static func session<T>(pools: StandardObservers.PoolScheme = .runLoopObservers,
+    static func session<T>(runner: LoopRunner, pools: StandardObservers.PoolScheme = .runLoopObservers,
                            _ body: (AppHarness) -> T) -> AppSession<T> {
         let clock = VirtualClock()
         let pipeline = CommitPipeline(clock: LoopTransactionClock(clock))
@@ -82,7 +86,8 @@ final class AppHarness {
             let inputs: [TraceInput]
             weak var releasedLoop: Loop?
             do {
-                let app = AppHarness(clock: clock, loop: Loop(clock: clock), pipeline: pipeline, pools: pools)
+                let app = AppHarness(clock: clock, loop: Loop(clock: clock), pipeline: pipeline, pools: pools,
+                                     runner: runner)
                 releasedLoop = app.loop
                 value = body(app)
                 app.tearDown()
@@ -91,6 +96,12 @@ final class AppHarness {
             }
             return AppSession(value: value, entries: entries, inputs: inputs, loopReleased: releasedLoop == nil)
         }
+    }
+
+    /// Runs the loop once in `mode`, through ``runner``: `loop.run(mode:timeout:…)` by default.
+    @discardableResult
+    func runLoop(mode: Loop.Mode, timeout seconds: Double, returnAfterSourceHandled: Bool = false) -> Loop.RunResult {
+        runner.run(loop, mode: mode, timeout: seconds, returnAfterSourceHandled: returnAfterSourceHandled)
     }
 
     /// Sets the work of the `__handleEventQueue` source0 (the app's touch handling).

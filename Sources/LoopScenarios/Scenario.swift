@@ -71,7 +71,7 @@ public struct Scenario: Sendable {
     }
 }
 
-/// How a scenario may measure the process around it.
+/// How a scenario may measure the process around it, and how it runs its loops.
 ///
 /// ```swift
 /// let result = scenario.run(ScenarioOptions(processIsQuiet: true))   // the main job
@@ -81,9 +81,13 @@ public struct ScenarioOptions: Sendable {
     /// job runs scenarios one at a time). Only then do scenarios compare `/proc/self/fd` before
     /// and after; in a parallel test run other tests' descriptors would make that check flaky.
     public var processIsQuiet: Bool
+    /// What runs each of the scenario's loop runs: `Loop.run` itself unless a test puts another
+    /// event loop in its place (the GLib hosting test).
+    public var runner: LoopRunner
 
-    public init(processIsQuiet: Bool = false) {
+    public init(processIsQuiet: Bool = false, runner: LoopRunner = .native) {
         self.processIsQuiet = processIsQuiet
+        self.runner = runner
     }
 }
 

@@ -13,9 +13,10 @@ enum AutoreleaseBusySourceScenario {
     static let scenario = Scenario(
         name: "autorelease-busy-source",
         summary: "a source0 re-signalled every pass: no BeforeWaiting, the pool grows to 5001 entries; per-callout pools keep it at 101"
-    ) { _ in
-        let observers = measure(pools: .runLoopObservers)
-        let perCallout = ScenarioThread.run(name: "busy-percallout") { measure(pools: .perCallout) }
+    ) { options in
+        let runner = options.runner
+        let observers = measure(pools: .runLoopObservers, runner: runner)
+        let perCallout = ScenarioThread.run(name: "busy-percallout") { measure(pools: .perCallout, runner: runner) }
         let k = objectsPerPass, m = passes
 
         // Entry; then per pass only BeforeTimers, BeforeSources and the source0 (the handled
@@ -98,8 +99,8 @@ enum AutoreleaseBusySourceScenario {
         }
     }
 
-    static func measure(pools: StandardObservers.PoolScheme) -> AppSession<Measurement> {
-        AppHarness.session(pools: pools) { app in
+    static func measure(pools: StandardObservers.PoolScheme, runner: LoopRunner) -> AppSession<Measurement> {
+        AppHarness.session(runner: runner, pools: pools) { app in
             let loop = app.loop, recorder = app.recorder
             let probe = MemoryProbe(clock: app.clock, recorder: recorder, readsProcess: false)
             let box = BusyBox()
@@ -120,7 +121,7 @@ enum AutoreleaseBusySourceScenario {
             loop.add(busy, mode: .common)
             loop.add(afterExit, mode: .common)
             busy.signal()
-            loop.run(mode: .default, timeout: 1)
+            app.runLoop(mode: .default, timeout: 1)
             busy.invalidate()
             afterExit.invalidate()
             box.source = nil

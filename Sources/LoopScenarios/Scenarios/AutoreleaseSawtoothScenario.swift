@@ -14,9 +14,10 @@ enum AutoreleaseSawtoothScenario {
     static let scenario = Scenario(
         name: "autorelease-sawtooth",
         summary: "a 16 ms timer autoreleases 2000 objects per turn: the pool peaks at 2001 entries and is emptied at every BeforeWaiting"
-    ) { _ in
-        let flat = measure(perItemPool: false)
-        let nested = ScenarioThread.run(name: "sawtooth-nested") { measure(perItemPool: true) }
+    ) { options in
+        let runner = options.runner
+        let flat = measure(perItemPool: false, runner: runner)
+        let nested = ScenarioThread.run(name: "sawtooth-nested") { measure(perItemPool: true, runner: runner) }
         let n = objectsPerTurn
         // objc4: the pool pushed at Entry (and again after each BeforeWaiting pop) is one
         // POOL_BOUNDARY slot; each autorelease of a distinct object is one more slot (coalescing
@@ -79,8 +80,8 @@ enum AutoreleaseSawtoothScenario {
     /// One run of the app: a 16 ms repeating timer in the common modes autoreleases N objects
     /// per fire, for `turns` fires. Samples: at AfterWaiting (turn start, peaks reset), just
     /// before the pool pop (order 2147483646) and just after it (order above 2147483647).
-    static func measure(perItemPool: Bool) -> AppSession<Measurement> {
-        AppHarness.session { app in
+    static func measure(perItemPool: Bool, runner: LoopRunner) -> AppSession<Measurement> {
+        AppHarness.session(runner: runner) { app in
             let loop = app.loop, clock = app.clock
             let state = MeasurementBox()
             let probe = MemoryProbe(clock: clock, recorder: app.recorder)
@@ -119,7 +120,7 @@ enum AutoreleaseSawtoothScenario {
                 if state.value.fires == turns { timer.invalidate() }
             })
             loop.add(timer, mode: .common)
-            loop.run(mode: .default, timeout: 0.016 * Double(turns) + 0.04)
+            app.runLoop(mode: .default, timeout: 0.016 * Double(turns) + 0.04)
             for observer in [turnStart, beforePop, afterPop] { observer.invalidate() }
             timer.invalidate()
             return state.value

@@ -8,8 +8,8 @@ enum CommitCoalescingScenario {
     static let scenario = Scenario(
         name: "commit-coalescing",
         summary: "3× setNeedsLayout + 3× setNeedsDisplay in one source0 → one layout and one display per layer at BeforeWaiting"
-    ) { _ in
-        AppHarness.run(name: "commit-coalescing") { app in
+    ) { options in
+        AppHarness.run(name: "commit-coalescing", runner: options.runner) { app in
             let recorder = app.recorder
             let table = app.tableView
             let cell = Layer(name: "cell")
@@ -29,7 +29,7 @@ enum CommitCoalescingScenario {
                 recorder.log("marked")
             }
             app.sendTouch()
-            app.loop.run(mode: .default, timeout: 0.1)
+            app.runLoop(mode: .default, timeout: 0.1)
 
             // Pass 1 sleeps with nothing to commit (BeforeWaiting #1); the touch's source0 runs
             // in pass 3 of the run, and pass 4's BeforeWaiting (#2) commits it.

@@ -6,8 +6,8 @@ enum LagMonitorScenario {
     static let scenario = Scenario(
         name: "lag-monitor",
         summary: "threshold 100 ms: five 10 ms turns are not reported, a 200 ms slowImageDecode callout is reported once"
-    ) { _ in
-        AppHarness.run(name: "lag-monitor") { app in
+    ) { options in
+        AppHarness.run(name: "lag-monitor", runner: options.runner) { app in
             let loop = app.loop, clock = app.clock, recorder = app.recorder
             let monitor = try! LagMonitor(threshold: .milliseconds(100), recorder: recorder)  // a valid threshold cannot throw
             // On the virtual clock a check at every callout end is a watchdog with perfect
@@ -35,7 +35,7 @@ enum LagMonitorScenario {
             loop.add(tick, mode: .common)
             loop.add(decode, mode: .common)
             loop.add(arrival, mode: .common)
-            loop.run(mode: .default, timeout: 0.6)
+            app.runLoop(mode: .default, timeout: 0.6)
             decode.invalidate()
             monitor.uninstall()
             loop.removeCalloutInterceptor(monitor)

@@ -21,7 +21,7 @@ enum MemoryPeakAttributionScenario {
         name: "memory-peak-attribution",
         summary: "a timer autoreleases 2000 objects per turn: the turn's peak is the timer's, freed by the pool's BeforeWaiting pop; pool pages apart",
         unavailableReason: AllocationCounter.isInterposing ? nil : "the allocator is not interposed in a sanitizer build"
-    ) { _ in
+    ) { options in
         guard AllocationCounter.isInterposing else {
             return ScenarioOutcome(expected: [], produced: [], checks: [
                 ScenarioCheck("the allocator is interposed (not under a sanitizer)", false)
@@ -29,7 +29,7 @@ enum MemoryPeakAttributionScenario {
         }
         let attributor = AllocationAttributor(topSites: 3)
         let session = AllocationCounter.withMode(.generations) { () -> AppSession<Int> in
-            AppHarness.session { app in
+            AppHarness.session(runner: options.runner) { app in
                 let loop = app.loop, clock = app.clock
                 var fires = 0
                 let n = objectsPerTurn, turns = MemoryPeakAttributionScenario.turns
@@ -41,7 +41,7 @@ enum MemoryPeakAttributionScenario {
                 })
                 loop.add(timer, mode: .common)
                 attributor.install(on: loop)
-                loop.run(mode: .default, timeout: 0.016 * Double(turns) + 0.04)
+                app.runLoop(mode: .default, timeout: 0.016 * Double(turns) + 0.04)
                 attributor.uninstall(from: loop)
                 timer.invalidate()
                 return fires

@@ -10,8 +10,8 @@ enum PerformInDefaultModeScenario {
     static let scenario = Scenario(
         name: "perform-in-default-mode",
         summary: "blocks queued for the default mode during a 100 ms tracking run all run, in order, in one pass after it"
-    ) { _ in
-        AppHarness.run(name: "perform-in-default-mode") { app in
+    ) { options in
+        AppHarness.run(name: "perform-in-default-mode", runner: options.runner) { app in
             let loop = app.loop, clock = app.clock, recorder = app.recorder
             let imagesSet = Tally()
             let downloadModes = Tally()
@@ -39,12 +39,12 @@ enum PerformInDefaultModeScenario {
                     if finished == count { timer.invalidate() }
                 })
                 loop.add(network, mode: .common)
-                loop.run(mode: .tracking, timeout: 0.100)
+                app.runLoop(mode: .tracking, timeout: 0.100)
                 imagesSetDuringTracking = imagesSet.count
                 recorder.log("scroll ends")
             }
             app.sendTouch()
-            loop.run(mode: .default, timeout: 0.3)
+            app.runLoop(mode: .default, timeout: 0.3)
 
             var expected = ["scroll begins"]
             expected += (1...count).map { "image \($0) downloaded" }

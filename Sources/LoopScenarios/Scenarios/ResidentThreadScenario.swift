@@ -45,7 +45,7 @@ enum ResidentThreadScenario {
             started.signal()
             var runs = 0
             while shared.keepRunning.load(ordering: .acquiring) {
-                loop.run(mode: .default, timeout: 1e10)
+                options.runner.run(loop, mode: .default, timeout: 1e10)
                 runs += 1
             }
             recorder.log("resident loop left its run loop after \(runs) run(s)")

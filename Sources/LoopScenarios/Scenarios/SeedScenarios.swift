@@ -9,8 +9,8 @@ enum SeedScenarios {
     static let code1Source0 = Scenario(
         name: "seed-code1-source0",
         summary: "reloadData + dispatch_async(main) in a source0: the block runs before cellForRowAtIndexPath"
-    ) { _ in
-        AppHarness.run(name: "seed-code1-source0") { app in
+    ) { options in
+        AppHarness.run(name: "seed-code1-source0", runner: options.runner) { app in
             let loop = app.loop, recorder = app.recorder
             app.onEvent {
                 app.reloadData()
@@ -18,7 +18,7 @@ enum SeedScenarios {
                 loop.submit(label: "mainQueueBlock") { recorder.log("dispatch_get_main_queue") }
             }
             app.sendTouch()
-            let result = loop.run(mode: .default, timeout: 0.1)
+            let result = app.runLoop(mode: .default, timeout: 0.1)
             // Port wake → AW → source1 signals the event source0 → next pass BT BS source0
             // (reloadData marks, the block is queued) → handled, so the queue's fast path
             // (didDispatchPortLastTime is false) skips BW → the block → next pass BT BS, the fast
@@ -50,8 +50,8 @@ enum SeedScenarios {
     static let code1Button = Scenario(
         name: "seed-code1-button",
         summary: "the same from a 20 ms button handler: flush-if-too-late lays out before the block runs"
-    ) { _ in
-        AppHarness.run(name: "seed-code1-button") { app in
+    ) { options in
+        AppHarness.run(name: "seed-code1-button", runner: options.runner) { app in
             let loop = app.loop, recorder = app.recorder, clock = app.clock
             app.onEvent {
                 app.reloadData()
@@ -62,7 +62,7 @@ enum SeedScenarios {
                 clock.advance(seconds: 0.020)
             }
             app.sendTouch()
-            loop.run(mode: .default, timeout: 0.1)
+            app.runLoop(mode: .default, timeout: 0.1)
             let expected = [
                 "kCFRunLoopAfterWaiting",
                 "kCFRunLoopBeforeTimers",
@@ -91,8 +91,8 @@ enum SeedScenarios {
     static let code2NestedBlocks = Scenario(
         name: "seed-code2-nested-blocks",
         summary: "block1 reloads and queues block2: block2 runs after the sleep, after cellForRowAtIndexPath"
-    ) { _ in
-        AppHarness.run(name: "seed-code2-nested-blocks") { app in
+    ) { options in
+        AppHarness.run(name: "seed-code2-nested-blocks", runner: options.runner) { app in
             let loop = app.loop, recorder = app.recorder
             let table = LoopBound(app.tableView, loop: loop)
             app.onEvent {
@@ -106,7 +106,7 @@ enum SeedScenarios {
                 }
             }
             app.sendTouch()
-            loop.run(mode: .default, timeout: 0.1)
+            app.runLoop(mode: .default, timeout: 0.1)
             // Source0 queues block1 → fast path → block1 (didDispatchPortLastTime = true) → next
             // pass may not take the fast path → BW → commit → sleep; block2's port wakes the loop
             // at once → AW → block2 → next pass BT BS, fast path blocked again → BW.

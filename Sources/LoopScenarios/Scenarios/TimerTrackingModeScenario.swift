@@ -9,8 +9,8 @@ enum TimerTrackingModeScenario {
     static let scenario = Scenario(
         name: "timer-tracking-mode",
         summary: "10 ms timers: the default-mode one pauses during tracking and catches up once; the common-modes one never stops"
-    ) { _ in
-        AppHarness.run(name: "timer-tracking-mode") { app in
+    ) { options in
+        AppHarness.run(name: "timer-tracking-mode", runner: options.runner) { app in
             let loop = app.loop, clock = app.clock
             loop.addCommonMode(.tracking)
             let firesA = Tally(), firesB = Tally()
@@ -29,7 +29,7 @@ enum TimerTrackingModeScenario {
             func phase(_ title: String, _ mode: Loop.Mode, _ seconds: Double) {
                 let a = firesA.count, b = firesB.count
                 app.recorder.log("run \(mode.name) for \(Int(seconds * 1000)) ms")
-                loop.run(mode: mode, timeout: seconds)
+                app.runLoop(mode: mode, timeout: seconds)
                 let newA = firesA.items[a...], newB = firesB.items[b...]
                 produced.append("\(title): A ×\(newA.count) at [\(newA.joined(separator: " "))] ms, "
                                 + "B ×\(newB.count) at [\(newB.joined(separator: " "))] ms")

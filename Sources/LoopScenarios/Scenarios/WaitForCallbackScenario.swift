@@ -61,7 +61,7 @@ enum WaitForCallbackScenario {
             let safetyNet = loop.clock.now.advanced(by: .seconds(10))
             var result = Loop.RunResult.finished
             while !callbackDone.withLock({ $0 }) && loop.clock.now < safetyNet {
-                result = loop.run(mode: .default, timeout: 1)
+                result = options.runner.run(loop, mode: .default, timeout: 1)
             }
             network.join()
             recorder.log("run returned \(result)")
@@ -92,7 +92,7 @@ enum WaitForCallbackScenario {
                 recorder.log("no deadlock?! answered \(answered), queued \(wasQueued)")
             }
             // Unblock the situation the right way: let the loop run once.
-            let once = loop.run(mode: .default, timeout: 0)
+            let once = options.runner.run(loop, mode: .default, timeout: 0)
             let delivered = responded.wait(timeout: .now()) == .success
             recorder.log(delivered ? "after one loop pass the semaphore is signalled" : "the callback is still stuck")
             checks.append(ScenarioCheck("(b) the watchdog saw the deadlock, and one loop pass delivered the callback",
