@@ -25,12 +25,18 @@ package final class WakeUpStress: Sendable {
         package var hops = 0
         /// One line per stall: the item, how long it waited, the loop's wake-up state.
         package var stalls: [String] = []
+        /// Items that waited past the bound while their wake-up was decided but not yet written:
+        /// the producer thread had not run since (a loaded machine's scheduling), and the item ran
+        /// once it wrote. Not stalls; the longest such wait is kept.
+        package var lateWriters = 0
+        package var longestLateWriterSeconds = 0.0
         /// Writes of the wake-up eventfd during the run: how often the loop had to be woken.
         package var wakeUpWrites: UInt64 = 0
         package var seconds = 0.0
 
         package var summary: String {
             "\(path.rawValue): \(hops) hops in \(format2(seconds)) s, \(stalls.count) stalls, \(wakeUpWrites) wake-up writes"
+                + (lateWriters == 0 ? "" : ", \(lateWriters) items waited for a descheduled producer's write (longest \(format2(longestLateWriterSeconds)) s)")
         }
     }
 
@@ -41,6 +47,7 @@ package final class WakeUpStress: Sendable {
     /// The pass in which the last item ran.
     private let ranInPass = Atomic<UInt64>(0)
     private let stalls = Locked<[String]>([])
+    private let lateWriters = Locked<(count: Int, longest: UInt64)>((0, 0))
     private let done = Locked<Bool>(false)
     private let doneSignal = PThreadCondition()
     private let doneLock = PThreadMutex()
@@ -83,6 +90,7 @@ package final class WakeUpStress: Sendable {
         var report = Report(path: path)
         report.hops = stress.completed.load(ordering: .acquiring)
         report.stalls = stress.stalls.withLock { $0 }
+        (report.lateWriters, report.longestLateWriterSeconds) = stress.lateWriters.withLock { ($0.count, Double($0.longest) / 1e9) }
         report.wakeUpWrites = (loop.wakeUpWriteCount ?? 0) &- writesBefore
         report.seconds = Double(rlk_monotonic_ns() - start) / 1e9
         stress.worker.stop()
@@ -174,12 +182,21 @@ package final class WakeUpStress: Sendable {
     /// Every 20 ms: an item handed over and not run for `stallBound` is a stall, recorded with
     /// the loop's wake-up state; the wake-up descriptor is then written directly so the run can
     /// go on. The same item stalling again after that write gives up.
+    ///
+    /// Except while a wake-up write is in flight: the producer decided to write and has not
+    /// run since (on a machine loaded with pinned busy threads a low-priority producer can wait
+    /// seconds for its CPU). Its enqueue is not finished, so nothing is lost yet: the watchdog
+    /// waits up to `lateWriterBound` more for the write, counts the item as late, and calls it a
+    /// stall only if the write never comes or the item still waits after it.
     private func watch(_ path: EnqueuePath, stallBound: Duration) {
         let bound = UInt64(stallBound.components.seconds) * 1_000_000_000
             + UInt64(stallBound.components.attoseconds / 1_000_000_000)
+        let lateWriterBound = 6 * bound
         var lastCompleted = -1
         var since = rlk_monotonic_ns()
         var rescued = false
+        var lateWriterSince: UInt64?      // the item's write was first seen in flight
+        var writeLastInFlight: UInt64 = 0  // and last seen in flight
         while true {
             let finished = doneLock.withLock { () -> Bool in
                 if done.withLock({ $0 }) { return true }
@@ -190,14 +207,26 @@ package final class WakeUpStress: Sendable {
             let ran = completed.load(ordering: .acquiring)
             let now = rlk_monotonic_ns()
             if ran != lastCompleted {
+                if let late = lateWriterSince {
+                    lateWriters.withLock { $0 = ($0.count + 1, max($0.longest, now - late + bound)) }
+                }
                 lastCompleted = ran
                 since = now
                 rescued = false
+                lateWriterSince = nil
                 continue
             }
             guard issued.load(ordering: .acquiring) > ran, now - since > bound else { continue }
+            if worker.loop.hasWakeUpWritesInFlight {
+                let late = lateWriterSince ?? now
+                lateWriterSince = late
+                writeLastInFlight = now
+                if now - late < lateWriterBound { continue }
+            } else if lateWriterSince != nil, now - writeLastInFlight < bound {
+                continue   // the write has been made: the loop has the usual bound to run the item
+            }
             let state = worker.loop.wakeUpStateDescription()
-            stalls.withLock { $0.append("item \(ran + 1) waited \(stallBound) (\(path.rawValue)): \(state)") }
+            stalls.withLock { $0.append("item \(ran + 1) waited \(format2(Double(now - since) / 1e9)) s (\(path.rawValue)): \(state)") }
             if rescued {
                 stalls.withLock { $0.append("a direct write of the wake-up descriptor did not help either; giving up") }
                 return

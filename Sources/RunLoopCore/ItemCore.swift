@@ -33,7 +33,17 @@ final class ItemCore: Sendable {
     nonisolated(unsafe) var valid = true
     /// Mirror of `valid` the loop reads without taking the item's lock.
     let validFlag = Atomic<Bool>(true)
-    nonisolated(unsafe) var homes: [Home] = []
+    /// `@exclusivity(unchecked)`: `lock` serialises it, and every re-arm of a timer reads it
+    /// (the run-time check cost about 80 instructions there).
+    @exclusivity(unchecked) nonisolated(unsafe) var homes: [Home] = []
+
+    /// The first loop holding the valid item. A single-loop item (a timer, a port) answers with
+    /// `boundLoop`, the loop of its only home: reading `homes.first` copies a `Home` and its weak
+    /// reference, which cost a timer's re-arm about 130 instructions. Call with `lock` held.
+    var firstLoopLocked: Loop? {
+        guard valid, !homes.isEmpty else { return nil }
+        return allowsSeveralLoops ? homes[0].loop : boundLoop
+    }
     /// The loop a single-loop item was first added to, kept after it leaves every mode: its
     /// callout (a `sending` closure) then never runs on a second loop's thread while the first
     /// may still be inside it. Nil before the first add, and again once that loop is freed.

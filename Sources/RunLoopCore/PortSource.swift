@@ -364,7 +364,7 @@ public final class LoopFileSource: Sendable {
     ///   interest is then unchanged.
     public func setInterest(_ events: Events) throws(SystemCallError) {
         let bits = events.rawValue & Events.interests.rawValue
-        let loop: Loop? = core.lock.withLock { core.valid ? core.homes.first?.loop : nil }
+        let loop: Loop? = core.lock.withLock { core.firstLoopLocked }
         if let loop { try loop.modifyInterest(of: self, to: bits) }
         core.lock.withLock { interestBits = bits }
     }

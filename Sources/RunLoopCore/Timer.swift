@@ -98,7 +98,7 @@ public final class LoopTimer: Sendable {
         let loop: Loop? = core.lock.withLock {
             fireDate = date.nanoseconds
             if firing { rescheduledInCallout = true }
-            return core.valid ? core.homes.first?.loop : nil
+            return core.firstLoopLocked
         }
         loop?.reposition(self)
     }
@@ -115,7 +115,7 @@ public final class LoopTimer: Sendable {
         guard tolerance >= .zero else { throw LoopError.negativeDuration(tolerance, what: "LoopTimer tolerance") }
         let loop: Loop? = core.lock.withLock {
             toleranceNs = Nanoseconds.from(tolerance)
-            return core.valid ? core.homes.first?.loop : nil
+            return core.firstLoopLocked
         }
         loop?.reposition(self)
     }

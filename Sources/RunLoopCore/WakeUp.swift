@@ -192,6 +192,10 @@ extension Loop {
         return fields + " wakeEventfdCount=\(descriptor.flatMap(Loop.eventfdCount).map(String.init) ?? "?")"
     }
 
+    /// A wake-up was decided under the lock and its write is not yet made: its thread has not
+    /// run since. The stress's watchdog tells such a late write from a lost wake-up by it.
+    package var hasWakeUpWritesInFlight: Bool { wakeUpFlags.hasWritesInFlight }
+
     /// How many times the wake-up descriptor has been written (it is never read); nil when the
     /// kernel does not say.
     package var wakeUpWriteCount: UInt64? {
@@ -279,8 +283,9 @@ struct LostWakeUpCheck {
 
     mutating func waitEnded(readyCount: Int32) { boundPassed = capped && readyCount == 0 }
     #else
+    // Mutating like the debug build's, so the caller's `var` reads the same in both builds.
     var boundPassed: Bool { false }
-    @inline(__always) func bounded(_ timeout: Int64) -> Int64 { timeout }
-    @inline(__always) func waitEnded(readyCount: Int32) {}
+    @inline(__always) mutating func bounded(_ timeout: Int64) -> Int64 { timeout }
+    @inline(__always) mutating func waitEnded(readyCount: Int32) {}
     #endif
 }
