@@ -7,24 +7,24 @@ import Musl
 /// An executable run to its end as a child process, with a deadline: what the tests use to run
 /// the probes and tools built beside them (a process of its own gets its own main thread, or
 /// its own resident set, which a test inside `swift test`'s process cannot have).
-public enum ChildProcess {
+package enum ChildProcess {
     /// What a child printed and how it ended.
-    public struct Outcome: Sendable {
+    package struct Outcome: Sendable {
         /// Its standard output, with its standard error when that was captured too.
-        public var output = ""
+        package var output = ""
         /// Its exit status, or -1 when a signal ended it.
-        public var exitStatus: Int32 = -1
+        package var exitStatus: Int32 = -1
         /// A signal ended it (a trap, a kill).
-        public var killedBySignal = false
+        package var killedBySignal = false
         /// It was still running at the deadline and was killed.
-        public var timedOut = false
+        package var timedOut = false
 
         /// `output`, one element per line.
-        public var lines: [String] { output.split(separator: "\n").map(String.init) }
+        package var lines: [String] { output.split(separator: "\n").map(String.init) }
     }
 
     /// The environment a child gets.
-    public enum Environment: Sendable {
+    package enum Environment: Sendable {
         /// This process's environment.
         case inherited
         /// Only what makes a probe's output its own: no crash report (it takes seconds and would
@@ -34,13 +34,13 @@ public enum ChildProcess {
     }
 
     /// What went wrong before the child could be waited for.
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// `name` in the directory of the running executable (the test bundle), if it is there and
     /// executable: SwiftPM builds a test target's executable dependencies beside it.
-    public static func besideThisExecutable(_ name: String) -> String? {
+    package static func besideThisExecutable(_ name: String) -> String? {
         var target = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/self/exe", &target, target.count - 1)
         guard count > 0 else { return nil }
@@ -53,7 +53,7 @@ public enum ChildProcess {
     /// Runs `path` with `arguments` until it ends or `timeout` passes (then it is killed, and
     /// `timedOut` is set). Its standard output is collected, with its standard error when
     /// `capturingStandardError` (else that goes where this process's goes).
-    public static func run(_ path: String, _ arguments: [String] = [], environment: Environment = .probe,
+    package static func run(_ path: String, _ arguments: [String] = [], environment: Environment = .probe,
                            capturingStandardError: Bool = true, timeout: Duration = .seconds(30)) throws(Failure) -> Outcome {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { throw failure("pipe", errno) }

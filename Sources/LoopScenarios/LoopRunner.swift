@@ -14,23 +14,23 @@ import RunLoopKit
 /// }
 /// let result = ScenarioCatalog.named("seed-code1-source0")!.run(ScenarioOptions(runner: counted))
 /// ```
-public struct LoopRunner: Sendable {
+package struct LoopRunner: Sendable {
     private let body: @Sendable (Loop, Loop.Mode, Double, Bool) -> Loop.RunResult
 
     /// A runner that runs a loop with `body(loop, mode, seconds, returnAfterSourceHandled)`.
-    public init(_ body: @escaping @Sendable (_ loop: Loop, _ mode: Loop.Mode, _ seconds: Double,
+    package init(_ body: @escaping @Sendable (_ loop: Loop, _ mode: Loop.Mode, _ seconds: Double,
                                              _ returnAfterSourceHandled: Bool) -> Loop.RunResult) {
         self.body = body
     }
 
     /// `Loop.run(mode:timeout:returnAfterSourceHandled:)`: the loop waits by itself.
-    public static let native = LoopRunner { loop, mode, seconds, returnAfterSourceHandled in
+    package static let native = LoopRunner { loop, mode, seconds, returnAfterSourceHandled in
         loop.run(mode: mode, timeout: seconds, returnAfterSourceHandled: returnAfterSourceHandled)
     }
 
     /// Runs `loop` once in `mode`, as `loop.run(mode:timeout:returnAfterSourceHandled:)` does.
     @discardableResult
-    public func run(_ loop: Loop, mode: Loop.Mode, timeout seconds: Double,
+    package func run(_ loop: Loop, mode: Loop.Mode, timeout seconds: Double,
                     returnAfterSourceHandled: Bool = false) -> Loop.RunResult {
         body(loop, mode, seconds, returnAfterSourceHandled)
     }

@@ -12,20 +12,20 @@ import RunLoopKit
 /// let result = scenario.run(ScenarioOptions())
 /// print(result.passed ? "✓ \(result.name)" : ScenarioReport.failureText(result))
 /// ```
-public struct Scenario: Sendable {
+package struct Scenario: Sendable {
     /// The name used on the command line and in the test suite (`seed-code1-source0` …).
-    public let name: String
+    package let name: String
     /// One line saying what the scenario shows.
-    public let summary: String
+    package let summary: String
     /// Why the scenario cannot run in this build (nil when it can): the main job and the test
     /// suites skip it and say why.
-    public let unavailableReason: String?
+    package let unavailableReason: String?
     private let body: @Sendable (ScenarioOptions, ScenarioInputs) -> ScenarioResult
     /// True when the scenario takes its clock and cross-thread inputs from `ScenarioInputs`,
     /// so that ``replay(_:replacing:options:)`` can run it again from a recorded trace.
-    public let replaysCrossThreadInputs: Bool
+    package let replaysCrossThreadInputs: Bool
 
-    public init(name: String, summary: String, unavailableReason: String? = nil,
+    package init(name: String, summary: String, unavailableReason: String? = nil,
                 run body: @escaping @Sendable (ScenarioOptions) -> ScenarioResult) {
         self.name = name
         self.summary = summary
@@ -46,7 +46,7 @@ public struct Scenario: Sendable {
     /// Runs the scenario on a fresh thread (joined before returning), so per-thread state
     /// (autorelease pool, commit pipeline, `Loop.current`) starts clean and scenarios may run
     /// in parallel.
-    public func run(_ options: ScenarioOptions = ScenarioOptions()) -> ScenarioResult {
+    package func run(_ options: ScenarioOptions = ScenarioOptions()) -> ScenarioResult {
         let body = self.body
         return ScenarioThread.run(name: name) { body(options, ScenarioInputs()) }
     }
@@ -63,7 +63,7 @@ public struct Scenario: Sendable {
     /// let again = scenario.replay(plan)
     /// print(again?.replayProblems ?? [])   // []
     /// ```
-    public func replay(_ plan: ScenarioReplayPlan, replacing replacements: [String: @Sendable () -> Void] = [:],
+    package func replay(_ plan: ScenarioReplayPlan, replacing replacements: [String: @Sendable () -> Void] = [:],
                        options: ScenarioOptions = ScenarioOptions()) -> ScenarioResult? {
         guard replaysCrossThreadInputs else { return nil }
         let body = self.body
@@ -76,16 +76,16 @@ public struct Scenario: Sendable {
 /// ```swift
 /// let result = scenario.run(ScenarioOptions(processIsQuiet: true))   // the main job
 /// ```
-public struct ScenarioOptions: Sendable {
+package struct ScenarioOptions: Sendable {
     /// True when nothing else in the process opens or closes descriptors meanwhile (the main
     /// job runs scenarios one at a time). Only then do scenarios compare `/proc/self/fd` before
     /// and after; in a parallel test run other tests' descriptors would make that check flaky.
-    public var processIsQuiet: Bool
+    package var processIsQuiet: Bool
     /// What runs each of the scenario's loop runs: `Loop.run` itself unless a test puts another
     /// event loop in its place (the GLib hosting test).
-    public var runner: LoopRunner
+    package var runner: LoopRunner
 
-    public init(processIsQuiet: Bool = false, runner: LoopRunner = .native) {
+    package init(processIsQuiet: Bool = false, runner: LoopRunner = .native) {
         self.processIsQuiet = processIsQuiet
         self.runner = runner
     }
@@ -96,13 +96,13 @@ public struct ScenarioOptions: Sendable {
 /// ```swift
 /// ScenarioCheck("exactly one report", reports.count == 1, "\(reports.count) reports")
 /// ```
-public struct ScenarioCheck: Sendable, Equatable {
-    public let name: String
-    public let passed: Bool
+package struct ScenarioCheck: Sendable, Equatable {
+    package let name: String
+    package let passed: Bool
     /// What was measured (shown for failed and passed checks alike).
-    public let detail: String
+    package let detail: String
 
-    public init(_ name: String, _ passed: Bool, _ detail: String = "") {
+    package init(_ name: String, _ passed: Bool, _ detail: String = "") {
         self.name = name
         self.passed = passed
         self.detail = detail
@@ -114,12 +114,12 @@ public struct ScenarioCheck: Sendable, Equatable {
 /// ```swift
 /// ScenarioArtifact(fileName: "lag-monitor.json", contents: ChromeTraceExporter.json(recorder.entries))
 /// ```
-public struct ScenarioArtifact: Sendable, Equatable {
+package struct ScenarioArtifact: Sendable, Equatable {
     /// File name only, e.g. `seed-code1-source0.json`.
-    public let fileName: String
-    public let contents: String
+    package let fileName: String
+    package let contents: String
 
-    public init(fileName: String, contents: String) {
+    package init(fileName: String, contents: String) {
         self.fileName = fileName
         self.contents = contents
     }
@@ -131,28 +131,28 @@ public struct ScenarioArtifact: Sendable, Equatable {
 /// let result = ScenarioCatalog.named("lag-monitor")!.run()
 /// if !result.passed { print(ScenarioReport.failureDetails(result).joined(separator: "\n")) }
 /// ```
-public struct ScenarioResult: Sendable {
-    public let name: String
+package struct ScenarioResult: Sendable {
+    package let name: String
     /// The compared trace as the documentation gives it (written by hand, never by our code).
-    public let expected: [String]
+    package let expected: [String]
     /// The same kind of lines as the run produced them.
-    public let produced: [String]
-    public let checks: [ScenarioCheck]
+    package let produced: [String]
+    package let checks: [ScenarioCheck]
     /// The verbose trace of the run (`runloopkit NAME` prints it).
-    public let fullTrace: String
-    public let artifacts: [ScenarioArtifact]
+    package let fullTrace: String
+    package let artifacts: [ScenarioArtifact]
     /// Every entry the scenario's trace recorder kept (what `runloopkit record` writes out).
-    public let entries: [TraceEntry]
+    package let entries: [TraceEntry]
     /// The inputs (signals, sends, wake-ups) that recorder saw, placed among `entries`. For a
     /// scenario that ``Scenario/replaysCrossThreadInputs``, only those of the loop's own thread.
-    public let inputs: [TraceInput]
+    package let inputs: [TraceInput]
     /// The inputs other threads gave the loop (blocks by label, wake-ups), for a scenario that
     /// ``Scenario/replaysCrossThreadInputs``; in a replay, those the replay applied.
-    public let externalInputs: [ScenarioExternalInput]
+    package let externalInputs: [ScenarioExternalInput]
     /// What a replay could not apply (empty for a recording and for a faithful replay).
-    public let replayProblems: [String]
+    package let replayProblems: [String]
 
-    public init(name: String, expected: [String], produced: [String], checks: [ScenarioCheck] = [],
+    package init(name: String, expected: [String], produced: [String], checks: [ScenarioCheck] = [],
                 fullTrace: String = "", artifacts: [ScenarioArtifact] = [], entries: [TraceEntry] = [],
                 inputs: [TraceInput] = [], externalInputs: [ScenarioExternalInput] = [], replayProblems: [String] = []) {
         self.name = name
@@ -168,13 +168,13 @@ public struct ScenarioResult: Sendable {
     }
 
     /// True when the produced trace equals the expected one line for line.
-    public var traceMatches: Bool { expected == produced }
+    package var traceMatches: Bool { expected == produced }
 
     /// The checks that failed.
-    public var failedChecks: [ScenarioCheck] { checks.filter { !$0.passed } }
+    package var failedChecks: [ScenarioCheck] { checks.filter { !$0.passed } }
 
     /// The trace matches and every check passed.
-    public var passed: Bool { traceMatches && failedChecks.isEmpty }
+    package var passed: Bool { traceMatches && failedChecks.isEmpty }
 }
 
 extension ScenarioResult {
@@ -184,7 +184,7 @@ extension ScenarioResult {
     /// ```swift
     /// let (written, errors) = result.writeArtifacts(to: "runloopkit-out")
     /// ```
-    public func writeArtifacts(to directory: String) -> (written: Int, errors: [String]) {
+    package func writeArtifacts(to directory: String) -> (written: Int, errors: [String]) {
         var written = 0
         var errors: [String] = []
         for artifact in artifacts {

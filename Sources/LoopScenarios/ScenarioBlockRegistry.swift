@@ -9,11 +9,11 @@ import RunLoopKit
 /// ```swift
 /// inputs.blocks.register("reply", calloutLabel: "completionHandler") { print("200 OK") }
 /// ```
-public final class ScenarioBlockRegistry: Sendable {
+package final class ScenarioBlockRegistry: Sendable {
     /// One registered block: the label its callout carries, and its work.
-    public struct Block: Sendable {
-        public let calloutLabel: String
-        public let work: @Sendable () -> Void
+    package struct Block: Sendable {
+        package let calloutLabel: String
+        package let work: @Sendable () -> Void
     }
 
     private let blocks = Locked<[String: Block]>([:])
@@ -28,7 +28,7 @@ public final class ScenarioBlockRegistry: Sendable {
 
     /// Registers the block for input `label`; its callout is labelled `calloutLabel`. Each
     /// label is registered once per run: a second registration replaces a block not yet taken.
-    public func register(_ label: String, calloutLabel: String, _ work: @escaping @Sendable () -> Void) {
+    package func register(_ label: String, calloutLabel: String, _ work: @escaping @Sendable () -> Void) {
         let block = Block(calloutLabel: calloutLabel, work: replacements[label] ?? work)
         blocks.withLock { $0[label] = block }
         registered.broadcast()

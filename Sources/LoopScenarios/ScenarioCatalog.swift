@@ -4,8 +4,8 @@
 /// for scenario in ScenarioCatalog.all { print(scenario.name, "—", scenario.summary) }
 /// let one = ScenarioCatalog.named("lag-monitor")
 /// ```
-public enum ScenarioCatalog {
-    public static let all: [Scenario] = [
+package enum ScenarioCatalog {
+    package static let all: [Scenario] = [
         SeedScenarios.code1Source0,
         SeedScenarios.code1Button,
         SeedScenarios.code2NestedBlocks,
@@ -21,7 +21,7 @@ public enum ScenarioCatalog {
     ]
 
     /// The scenario with this exact name, or nil.
-    public static func named(_ name: String) -> Scenario? {
+    package static func named(_ name: String) -> Scenario? {
         all.first { $0.name == name }
     }
 }

@@ -7,9 +7,9 @@ import RunLoopKit
 /// ```swift
 /// for input in result.externalInputs { print(input.after, input.action) }
 /// ```
-public struct ScenarioExternalInput: Sendable, Equatable {
+package struct ScenarioExternalInput: Sendable, Equatable {
     /// What the other thread did.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Enqueued the block the scenario registered under `label` (`ScenarioBlockRegistry`).
         case perform(label: String)
         /// Called `wakeUp()` (`performAndWake` does after enqueueing).
@@ -17,12 +17,12 @@ public struct ScenarioExternalInput: Sendable, Equatable {
     }
 
     /// The number of entries the scenario's recorder held when it was made: its position.
-    public let after: Int
-    public let action: Action
+    package let after: Int
+    package let action: Action
     /// The loop clock's reading when it was made.
-    public let time: LoopInstant
+    package let time: LoopInstant
 
-    public init(after: Int, action: Action, time: LoopInstant) {
+    package init(after: Int, action: Action, time: LoopInstant) {
         self.after = after
         self.action = action
         self.time = time

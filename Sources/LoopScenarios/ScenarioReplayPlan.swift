@@ -9,15 +9,15 @@ import RunLoopKit
 ///                               injections: [.init(afterEntries: 4, action: .perform(label: "reply"), time: .zero)])
 /// let again = ScenarioCatalog.named("wait-for-callback")!.replay(plan)
 /// ```
-public struct ScenarioReplayPlan: Sendable {
+package struct ScenarioReplayPlan: Sendable {
     /// One input to apply: after the loop event that makes the recorder hold `afterEntries`
     /// entries (a `sleep` or `run-begin`), recorded with the reading `time`.
-    public struct Injection: Sendable, Equatable {
-        public let afterEntries: Int
-        public let action: ScenarioExternalInput.Action
-        public let time: LoopInstant
+    package struct Injection: Sendable, Equatable {
+        package let afterEntries: Int
+        package let action: ScenarioExternalInput.Action
+        package let time: LoopInstant
 
-        public init(afterEntries: Int, action: ScenarioExternalInput.Action, time: LoopInstant) {
+        package init(afterEntries: Int, action: ScenarioExternalInput.Action, time: LoopInstant) {
             self.afterEntries = afterEntries
             self.action = action
             self.time = time
@@ -25,19 +25,19 @@ public struct ScenarioReplayPlan: Sendable {
     }
 
     /// Where the replay's virtual clock starts.
-    public var clockStart: LoopInstant
+    package var clockStart: LoopInstant
     /// The readings of the loop's own events (runs, activities, callouts, waits), in order: the
     /// virtual clock is moved to each before the loop reads it.
-    public var loopEventTimes: [LoopInstant]
+    package var loopEventTimes: [LoopInstant]
     /// The readings the scenario's recorder took for its own entries (logs, marks), in order.
-    public var recorderReadTimes: [LoopInstant]
+    package var recorderReadTimes: [LoopInstant]
     /// The readings of the inputs the loop's own thread made (e.g. the wake-up of `stop()`),
     /// in order: the loop reads a virtual clock no replay can stop between two events.
-    public var loopInputTimes: [LoopInstant]
+    package var loopInputTimes: [LoopInstant]
     /// The inputs from other threads, in the order they were recorded.
-    public var injections: [Injection]
+    package var injections: [Injection]
 
-    public init(clockStart: LoopInstant, loopEventTimes: [LoopInstant], recorderReadTimes: [LoopInstant],
+    package init(clockStart: LoopInstant, loopEventTimes: [LoopInstant], recorderReadTimes: [LoopInstant],
                 loopInputTimes: [LoopInstant] = [], injections: [Injection]) {
         self.clockStart = clockStart
         self.loopEventTimes = loopEventTimes

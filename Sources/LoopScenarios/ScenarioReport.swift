@@ -5,14 +5,14 @@ import RunLoopKit
 /// ```swift
 /// print(ScenarioReport.line(result))        // "✓ seed-code1-source0"
 /// ```
-public enum ScenarioReport {
+package enum ScenarioReport {
     /// `✓ name` or `✗ name`.
-    public static func line(_ result: ScenarioResult) -> String {
+    package static func line(_ result: ScenarioResult) -> String {
         (result.passed ? "✓ " : "✗ ") + result.name
     }
 
     /// What went wrong: the trace diff (when the traces differ) and the failed checks, indented.
-    public static func failureDetails(_ result: ScenarioResult) -> [String] {
+    package static func failureDetails(_ result: ScenarioResult) -> [String] {
         var out: [String] = []
         if !result.traceMatches {
             out.append("    expected (-) vs produced (+):")
@@ -25,14 +25,14 @@ public enum ScenarioReport {
     }
 
     /// Every check with its mark and detail.
-    public static func checkLines(_ result: ScenarioResult) -> [String] {
+    package static func checkLines(_ result: ScenarioResult) -> [String] {
         result.checks.map { check in
             "  \(check.passed ? "✓" : "✗") \(check.name)" + (check.detail.isEmpty ? "" : " — \(check.detail)")
         }
     }
 
     /// The full report for one scenario: trace comparison, checks and the verdict.
-    public static func fullText(_ result: ScenarioResult) -> String {
+    package static func fullText(_ result: ScenarioResult) -> String {
         var out: [String] = []
         out.append("== \(result.name): verbose trace")
         out.append(result.fullTrace.hasSuffix("\n") ? String(result.fullTrace.dropLast()) : result.fullTrace)

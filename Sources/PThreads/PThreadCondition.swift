@@ -15,10 +15,10 @@ import Darwin
 ///     while !ready { if !changed.wait(lock, untilMonotonicNanoseconds: 0) { break } }
 /// }
 /// ```
-public final class PThreadCondition: @unchecked Sendable {   // Sendable: the condition is the synchronisation
+package final class PThreadCondition: @unchecked Sendable {   // Sendable: the condition is the synchronisation
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
-    public init() {
+    package init() {
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         var attributes = pthread_condattr_t()
@@ -39,12 +39,12 @@ public final class PThreadCondition: @unchecked Sendable {   // Sendable: the co
     }
 
     /// Wakes every waiter.
-    public func broadcast() { pthread_cond_broadcast(condition) }
+    package func broadcast() { pthread_cond_broadcast(condition) }
 
     /// Waits, with `mutex` held by the caller, until woken or until `deadline` nanoseconds of
     /// `CLOCK_MONOTONIC` (`UInt64.max`: no deadline). Returns false when the deadline passed.
     /// Like every condition wait it may return early: re-check the predicate in a loop.
-    public func wait(_ mutex: PThreadMutex, untilMonotonicNanoseconds deadline: UInt64) -> Bool {
+    package func wait(_ mutex: PThreadMutex, untilMonotonicNanoseconds deadline: UInt64) -> Bool {
         if deadline == .max {
             pthread_cond_wait(condition, mutex.raw)
             return true
@@ -65,7 +65,7 @@ extension Locked {
     /// // elsewhere: ready.withLock { $0 = true }; changed.broadcast()
     /// let isReady = ready.wait(on: changed, untilMonotonicNanoseconds: .max) { $0 }
     /// ```
-    public func wait(on condition: PThreadCondition, untilMonotonicNanoseconds deadline: UInt64,
+    package func wait(on condition: PThreadCondition, untilMonotonicNanoseconds deadline: UInt64,
                      until isDone: (inout Value) -> Bool) -> Bool {
         lock.withLock {
             while !isDone(&value) {

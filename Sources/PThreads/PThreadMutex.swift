@@ -17,10 +17,10 @@ import Darwin
 /// var count = 0
 /// lock.withLock { count += 1 }
 /// ```
-public final class PThreadMutex: @unchecked Sendable {   // Sendable: the mutex is the synchronisation
+package final class PThreadMutex: @unchecked Sendable {   // Sendable: the mutex is the synchronisation
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    public init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(mutex, nil)
@@ -35,20 +35,20 @@ public final class PThreadMutex: @unchecked Sendable {   // Sendable: the mutex 
 
     /// Locks; pair with `unlock()` on the same thread. Prefer `withLock`.
     @inlinable @inline(__always)
-    public func lock() { LentMutex(self).lock() }
+    package func lock() { LentMutex(self).lock() }
 
     /// Unlocks a mutex this thread locked.
     @inlinable @inline(__always)
-    public func unlock() { LentMutex(self).unlock() }
+    package func unlock() { LentMutex(self).unlock() }
 
     /// Runs `body` with the mutex held.
     @inlinable @inline(__always)
-    public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    package func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         try LentMutex(self).withLock(body)
     }
 
     /// The raw mutex, for a condition variable that waits on it.
-    public var raw: UnsafeMutablePointer<pthread_mutex_t> { mutex }
+    package var raw: UnsafeMutablePointer<pthread_mutex_t> { mutex }
 }
 
 /// A `PThreadMutex` used without reference counting, for hot paths that reach it through an
@@ -62,23 +62,23 @@ public final class PThreadMutex: @unchecked Sendable {   // Sendable: the mutex 
 /// LentMutex(lock).withLock { /* … */ }
 /// ```
 @frozen
-public struct LentMutex {
+package struct LentMutex {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     @inlinable @inline(__always)
-    public init(_ owner: PThreadMutex) { mutex = owner.mutex }
+    package init(_ owner: PThreadMutex) { mutex = owner.mutex }
 
     /// Locks; pair with `unlock()` on the same thread. Prefer `withLock`.
     @inlinable @inline(__always)
-    public func lock() { pthread_mutex_lock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
 
     /// Unlocks a mutex this thread locked.
     @inlinable @inline(__always)
-    public func unlock() { pthread_mutex_unlock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Runs `body` with the mutex held.
     @inlinable @inline(__always)
-    public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    package func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
@@ -91,15 +91,15 @@ public struct LentMutex {
 /// let names = Locked<[String]>([])
 /// names.withLock { $0.append("a") }
 /// ```
-public final class Locked<Value>: @unchecked Sendable {   // Sendable: `value` is only touched under `lock`
+package final class Locked<Value>: @unchecked Sendable {   // Sendable: `value` is only touched under `lock`
     @usableFromInline let lock = PThreadMutex()
     @usableFromInline var value: Value
 
-    public init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
     /// Runs `body` with exclusive access to the value.
     @inlinable
-    public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         try lock.withLock { () throws(E) -> R in try body(&value) }
     }
 }

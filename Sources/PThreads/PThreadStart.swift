@@ -15,7 +15,7 @@ import Darwin
 /// let thread = startPThread { print("on a new thread") }
 /// pthread_join(thread, nil)
 /// ```
-public func startPThread(name: String = "thread", stackSize: Int? = nil,
+package func startPThread(name: String = "thread", stackSize: Int? = nil,
                          _ body: @escaping @Sendable () -> Void) -> pthread_t {
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
@@ -49,7 +49,7 @@ public func startPThread(name: String = "thread", stackSize: Int? = nil,
 /// ```swift
 /// runOnNewPThread { Loop.current.run(mode: .default, timeout: 0) }
 /// ```
-public func runOnNewPThread(name: String = "thread", stackSize: Int? = nil,
+package func runOnNewPThread(name: String = "thread", stackSize: Int? = nil,
                             _ body: @escaping @Sendable () -> Void) {
     let thread = startPThread(name: name, stackSize: stackSize, body)
     let status = pthread_join(thread, nil)

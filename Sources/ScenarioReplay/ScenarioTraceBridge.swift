@@ -1,5 +1,5 @@
-public import LoopScenarios
-public import RunLoopTesting
+package import LoopScenarios
+package import RunLoopTesting
 
 // Joins the scenarios' record and replay (LoopScenarios) to the trace file (RunLoopTesting):
 // a scenario result becomes a trace, and a parsed trace becomes the plan a replay follows. Used
@@ -8,7 +8,7 @@ public import RunLoopTesting
 extension ReplayTrace {
     /// The trace of a scenario run: its entries, its own thread's inputs, and the blocks and
     /// wake-ups other threads gave its loop (written after the wait they arrived in).
-    public init(scenario result: ScenarioResult) {
+    package init(scenario result: ScenarioResult) {
         let external = result.externalInputs.map { input in
             (after: input.after, input: ReplayInput(input.action.traceAction, origin: .external), time: input.time)
         }
@@ -26,19 +26,19 @@ extension ScenarioExternalInput.Action {
 }
 
 /// A trace holds an input a scenario replay cannot apply.
-public struct ScenarioPlanError: Error, CustomStringConvertible {
+package struct ScenarioPlanError: Error, CustomStringConvertible {
     /// The trace file's line of the input.
-    public let line: Int
+    package let line: Int
     /// The input's trace line.
-    public let input: String
-    public var description: String { "line \(line): a scenario replay cannot apply \(input)" }
+    package let input: String
+    package var description: String { "line \(line): a scenario replay cannot apply \(input)" }
 }
 
 extension ScenarioReplayPlan {
     /// The plan of `trace`: each input from another thread (`perform`, `wakeup`) at the number
     /// of entries before it; the readings of the loop's events, of the recorder's own entries
     /// and of the loop's own inputs, each in order.
-    public init(trace: ReplayTrace) throws(ScenarioPlanError) {
+    package init(trace: ReplayTrace) throws(ScenarioPlanError) {
         var loopEventTimes: [LoopInstant] = []
         var recorderReadTimes: [LoopInstant] = []
         var loopInputTimes: [LoopInstant] = []
@@ -70,11 +70,11 @@ extension ScenarioReplayPlan {
 }
 
 /// A scenario run again from its recorded trace, and where it departed from the recording.
-public struct ScenarioReplayOutcome: Sendable {
+package struct ScenarioReplayOutcome: Sendable {
     /// The replayed run.
-    public let result: ScenarioResult
+    package let result: ScenarioResult
     /// The first entry where the replay differs from the recording; nil when they are identical.
-    public let divergence: ReplayDivergence?
+    package let divergence: ReplayDivergence?
 }
 
 extension Scenario {
@@ -88,7 +88,7 @@ extension Scenario {
     /// let outcome = try scenario.replay(recorded)
     /// print(outcome.divergence.map(\.description) ?? "identical")
     /// ```
-    public func replay(_ recorded: ReplayTrace) throws(ScenarioPlanError) -> ScenarioReplayOutcome {
+    package func replay(_ recorded: ReplayTrace) throws(ScenarioPlanError) -> ScenarioReplayOutcome {
         let plan = try ScenarioReplayPlan(trace: recorded)
         let again = replay(plan) ?? run()
         return ScenarioReplayOutcome(result: again,

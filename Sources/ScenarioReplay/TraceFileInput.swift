@@ -1,4 +1,4 @@
-import RunLoopTesting
+package import RunLoopTesting
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -14,16 +14,16 @@ import Musl
 /// ```swift
 /// let trace = try TraceFileInput.read("seed.rlktrace")
 /// ```
-public enum TraceFileInput {
+package enum TraceFileInput {
     /// The largest trace file read: 64 MiB. The largest trace the main job records is far
     /// smaller (a few hundred KiB), so this only stops what is not a trace.
-    public static let maximumFileSize = 64 * 1024 * 1024
+    package static let maximumFileSize = 64 * 1024 * 1024
     /// The longest line read: 64 KiB, far beyond any entry (labels are short).
-    public static let maximumLineLength = 64 * 1024
+    package static let maximumLineLength = 64 * 1024
 
     /// Reads and parses the trace at `path`.
     /// - Throws: ``TraceFileInputError``, one line that names the path and what is wrong.
-    public static func read(_ path: String) throws(TraceFileInputError) -> ReplayTrace {
+    package static func read(_ path: String) throws(TraceFileInputError) -> ReplayTrace {
         let bytes = try readBytes(path)
         let text = try lines(of: bytes, path: path)
         do { return try ReplayTrace(parsing: text) } catch { throw .malformed(path: path, error) }
@@ -96,14 +96,14 @@ public enum TraceFileInput {
     /// ```swift
     /// TraceFileInput.shortened(String(repeating: "x", count: 300), limit: 4)   // "xxxx… (300 characters)"
     /// ```
-    public static func shortened(_ text: String, limit: Int = 200) -> String {
+    package static func shortened(_ text: String, limit: Int = 200) -> String {
         let count = text.count
         guard count > limit else { return text }
         return String(text.prefix(limit)) + "… (\(count) characters)"
     }
 
     /// A divergence as one line, each trace line in it shortened (``shortened(_:limit:)``).
-    public static func describe(_ divergence: ReplayDivergence, limit: Int = 200) -> String {
+    package static func describe(_ divergence: ReplayDivergence, limit: Int = 200) -> String {
         "line \(divergence.line) (pass \(divergence.pass)): expected "
             + (divergence.expected.map { shortened($0, limit: limit) } ?? "the end of the trace")
             + ", got " + (divergence.actual.map { shortened($0, limit: limit) } ?? "the end of the replay")
@@ -111,7 +111,7 @@ public enum TraceFileInput {
 }
 
 /// Why a trace file named on the command line was not read. Each says it in one line.
-public enum TraceFileInputError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum TraceFileInputError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `open`, `fstat` or `read` failed with this errno.
     case cannotRead(path: String, errno: Int32)
     /// The path names a FIFO, device, directory or socket (its kind), not a file.
@@ -125,7 +125,7 @@ public enum TraceFileInputError: Error, Sendable, Equatable, CustomStringConvert
     /// The text is not a valid trace (the parser's error names the line and field).
     case malformed(path: String, ReplayTraceError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .cannotRead(let path, let code): "cannot read \(path): \(String(cString: strerror(code)))"
         case .notRegularFile(let path, let kind): "\(path) is \(kind), not a trace file; refused without reading"
