@@ -30,6 +30,8 @@ package final class WakeUpStress: Sendable {
         /// once it wrote. Not stalls; the longest such wait is kept.
         package var lateWriters = 0
         package var longestLateWriterSeconds = 0.0
+        /// What the set-up could not do (a thread left unpinned).
+        package var setupNotes: [String] = []
         /// Writes of the wake-up eventfd during the run: how often the loop had to be woken.
         package var wakeUpWrites: UInt64 = 0
         package var seconds = 0.0
@@ -37,6 +39,7 @@ package final class WakeUpStress: Sendable {
         package var summary: String {
             "\(path.rawValue): \(hops) hops in \(format2(seconds)) s, \(stalls.count) stalls, \(wakeUpWrites) wake-up writes"
                 + (lateWriters == 0 ? "" : ", \(lateWriters) items waited for a descheduled producer's write (longest \(format2(longestLateWriterSeconds)) s)")
+                + setupNotes.map { "; \($0)" }.joined()
         }
     }
 
@@ -47,6 +50,8 @@ package final class WakeUpStress: Sendable {
     /// The pass in which the last item ran.
     private let ranInPass = Atomic<UInt64>(0)
     private let stalls = Locked<[String]>([])
+    /// What the set-up could not do (a thread left unpinned); in the report, not a stall.
+    private let setupNotes = Locked<[String]>([])
     private let lateWriters = Locked<(count: Int, longest: UInt64)>((0, 0))
     private let done = Locked<Bool>(false)
     private let doneSignal = PThreadCondition()
@@ -58,13 +63,22 @@ package final class WakeUpStress: Sendable {
         guard cpus > 1 else { return }
         let pinned = Locked(false)
         worker.loop.performAndWake {
-            _ = rlk_pin_current_thread(Int32(cpus - 1))
+            let failure = WakeUpStress.pinCurrentThread(to: cpus - 1, "the loop's thread")
             pinned.withLock { $0 = true }
+            if let failure { self.setupNotes.withLock { $0.append(failure) } }
         }
         while !pinned.withLock({ $0 }) { sched_yield() }
     }
 
     static var onlineCPUs: Int { Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+
+    /// Pins the calling thread to `cpu`; nil, or what failed (`pthread_setaffinity_np` returns
+    /// its error number, as in a container whose CPU set leaves that CPU out). The stress still
+    /// runs unpinned, and its report says so: its timing is then the scheduler's.
+    static func pinCurrentThread(to cpu: Int, _ who: String) -> String? {
+        let code = rlk_pin_current_thread(Int32(cpu))
+        return code == 0 ? nil : "\(who) is not pinned to CPU \(cpu): \(String(cString: strerror(code)))"
+    }
 
     /// Runs `path` for `hops` items or `seconds`, whichever ends first; an item not run within
     /// `stallBound` is a stall (reported, then the loop is woken by a direct write of its
@@ -90,6 +104,7 @@ package final class WakeUpStress: Sendable {
         var report = Report(path: path)
         report.hops = stress.completed.load(ordering: .acquiring)
         report.stalls = stress.stalls.withLock { $0 }
+        report.setupNotes = stress.setupNotes.withLock { $0 }
         (report.lateWriters, report.longestLateWriterSeconds) = stress.lateWriters.withLock { ($0.count, Double($0.longest) / 1e9) }
         report.wakeUpWrites = (loop.wakeUpWriteCount ?? 0) &- writesBefore
         report.seconds = Double(rlk_monotonic_ns() - start) / 1e9
@@ -119,7 +134,9 @@ package final class WakeUpStress: Sendable {
 
     /// The other paths, from a thread pinned to CPU 0: hand an item over, spin until it ran.
     private func produce(_ path: EnqueuePath, hops: Int, deadline: UInt64) {
-        if WakeUpStress.onlineCPUs > 1 { _ = rlk_pin_current_thread(0) }
+        if WakeUpStress.onlineCPUs > 1, let failure = WakeUpStress.pinCurrentThread(to: 0, "the producer") {
+            setupNotes.withLock { $0.append(failure) }
+        }
         let loop = worker.loop
         let source = LoopSource(label: "stress-source") { self.itemRan() }
         let port: LoopPortSource

@@ -76,8 +76,9 @@ extension Loop {
 
     /// The middle of a pass. Work already in the async queue is taken without BeforeWaiting and
     /// AfterWaiting, but not in two passes in a row (X4, CF's `didDispatchPortLastTime`).
-    /// Otherwise BeforeWaiting (unless polling, L-a), the wait, AfterWaiting (L-a). Returns
-    /// with the lock held, and the run ignoring wake-ups until the end of the pass (W3).
+    /// Otherwise BeforeWaiting (unless polling, L-a), the wait, AfterWaiting (L-a). The cause
+    /// comes in an `UnderLock` with the lock's `Held` token, the run ignoring wake-ups until the
+    /// end of the pass (W3).
     @inline(__always)
     func waitForCause(_ run: RunContext, poll: Bool, asyncFastPath: Bool) -> UnderLock<Cause> {
         if asyncFastPath && run.asyncPort != nil && asyncReadyNow() {
@@ -141,7 +142,8 @@ extension Loop {
 
     /// The end of a pass: the one cause the wait reported (L-c) — timers (T4), the async queue
     /// (X4), one port or fd source (S8), or several ready fd sources — then the blocks (B3).
-    /// Called and returns with the lock held; every callout runs without it.
+    /// Takes the lock's `Held` token and gives one back in the `UnderLock` result; every callout
+    /// runs between an `unlock()` and a `lock()` of that token.
     @inline(__always)
     func handle(_ cause: Cause, _ run: RunContext, _ held: consuming LoopLock.Held) -> UnderLock<Handled> {
         var result = Handled()

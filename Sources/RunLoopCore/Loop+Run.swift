@@ -225,7 +225,8 @@ extension Loop {
     /// __CFRunLoopRun: the passes of one run, each in CF's order (L3): the top of the pass
     /// (BeforeTimers, BeforeSources, blocks, sources0), the wait (BeforeWaiting, the wait,
     /// AfterWaiting, or the async queue's fast path), the one cause the wait reported (L-c),
-    /// blocks, and the exit checks (L-e). Returns with the lock held, for the run's Exit.
+    /// blocks, and the exit checks (L-e). The `UnderLock` result hands the lock's `Held` token on to
+    /// the run's Exit.
     private func runPasses(_ run: RunContext, _ start: consuming RunStart) -> UnderLock<Loop.RunResult> {
         var firstBlocks: EarlyBlocks
         switch consume start {

@@ -9,7 +9,8 @@ import CRunLoopShims
 extension Loop {
     /// The waiter (CF's `__CFRunLoopServiceMachPort` on Linux's epoll): sleeps on the mode's
     /// wait set until something in it is ready, the mode's timer is due or the run's deadline
-    /// passes, and reports ONE cause (L-c). Returns with the lock held, for the pass's next step.
+    /// passes, and reports ONE cause (L-c), in an `UnderLock` that hands the lock's `Held` token to
+    /// the pass's next step.
     ///
     /// - Real clock: one `epoll_wait` with the run's remaining time as its timeout; the mode's
     ///   timerfd (armed at its deadline, T3) is in the set, so timers added or moved by other

@@ -229,7 +229,8 @@ extension Loop {
     /// rescues a stalled loop with it (after reporting the state).
     package func forceWakeUpWrite() {
         guard let descriptor = lock.withLock({ $0.loop.wakeUp.descriptor }) else { return }
-        _ = rlk_eventfd_signal(descriptor.raw)
+        valueOrErrno("write(eventfd)") { rlk_eventfd_signal(descriptor.raw) }
+            .reportingFailure(.systemCallFailed, "forcing a wake-up write")
     }
 }
 

@@ -181,8 +181,12 @@ public final class LoopOnGLibContext {
     private func watchRun(_ fd: Int32) {
         guard fd != watchedRunFD else { return }
         if watchedRunFD >= 0 {
-            // Fails only when the run's descriptor is closed already, which took it out.
-            _ = rlk_glib_epoll_control(watchSet, RLK_GLIB_EPOLL_REMOVE, watchedRunFD, 0)
+            // A run's descriptor closed already is out of the set (EBADF, ENOENT): nothing to do.
+            if case .failure(let failure) = valueOrErrno("epoll_ctl(DEL)", {
+                rlk_glib_epoll_control(watchSet, RLK_GLIB_EPOLL_REMOVE, watchedRunFD, 0)
+            }), failure.code != EBADF, failure.code != ENOENT {
+                Diagnostics.report(.error, .glibSystemCallFailed, "unwatching the loop's last descriptor: \(failure)")
+            }
             watchedRunFD = -1
         }
         guard fd >= 0 else { return }
