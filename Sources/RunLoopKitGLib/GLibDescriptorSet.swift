@@ -41,7 +41,7 @@ struct GLibDescriptorSet: ~Copyable {
         epollFD = try valueOrErrno("epoll_create1") { rlk_glib_epoll_create() }.get()
     }
 
-    deinit { _ = close(epollFD) }
+    deinit { closeDescriptor(epollFD, "a GLib context's descriptor set") }
 
     /// What a sync found.
     enum SyncOutcome {

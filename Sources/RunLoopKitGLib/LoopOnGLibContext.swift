@@ -115,7 +115,7 @@ public final class LoopOnGLibContext {
     deinit {
         hooks.deinitialize(count: 1)
         hooks.deallocate()
-        _ = close(watchSet)
+        closeDescriptor(watchSet, "the GLib bridge's watched set")
     }
 
     // MARK: - The GSource
