@@ -8,6 +8,12 @@ import Darwin
 
 /// A non-recursive `pthread_mutex_t`, shared by every RunLoopKit module that needs a lock.
 ///
+/// Public, unlike the rest of this internal module: Swift 6.3 does not inline an `@inlinable`
+/// `package` function into another module, so with `package` access every lock and unlock in
+/// the loop's pass became a call, with a retain and release of the mutex around it (callgrind:
+/// the polling pass 1,520 → 1,837 instructions, the re-armed timer pass 2,473 → 3,231). The
+/// module is not a product, so no user can import it either way.
+///
 /// Not `Synchronization.Mutex`: on Linux that one is built on raw futex calls ThreadSanitizer
 /// cannot see, so `--sanitize=thread` reports a false race on every access it guards; a pthread
 /// mutex is visible to it. The mutex lives in its own allocation, so its address is stable.
@@ -17,10 +23,10 @@ import Darwin
 /// var count = 0
 /// lock.withLock { count += 1 }
 /// ```
-package final class PThreadMutex: @unchecked Sendable {   // Sendable: the mutex is the synchronisation
+public final class PThreadMutex: @unchecked Sendable {   // Sendable: the mutex is the synchronisation
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    package init() {
+    public init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(mutex, nil)
@@ -35,20 +41,20 @@ package final class PThreadMutex: @unchecked Sendable {   // Sendable: the mutex
 
     /// Locks; pair with `unlock()` on the same thread. Prefer `withLock`.
     @inlinable @inline(__always)
-    package func lock() { LentMutex(self).lock() }
+    public func lock() { LentMutex(self).lock() }
 
     /// Unlocks a mutex this thread locked.
     @inlinable @inline(__always)
-    package func unlock() { LentMutex(self).unlock() }
+    public func unlock() { LentMutex(self).unlock() }
 
     /// Runs `body` with the mutex held.
     @inlinable @inline(__always)
-    package func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         try LentMutex(self).withLock(body)
     }
 
     /// The raw mutex, for a condition variable that waits on it.
-    package var raw: UnsafeMutablePointer<pthread_mutex_t> { mutex }
+    public var raw: UnsafeMutablePointer<pthread_mutex_t> { mutex }
 }
 
 /// A `PThreadMutex` used without reference counting, for hot paths that reach it through an
@@ -62,23 +68,23 @@ package final class PThreadMutex: @unchecked Sendable {   // Sendable: the mutex
 /// LentMutex(lock).withLock { /* … */ }
 /// ```
 @frozen
-package struct LentMutex {
+public struct LentMutex {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     @inlinable @inline(__always)
-    package init(_ owner: PThreadMutex) { mutex = owner.mutex }
+    public init(_ owner: PThreadMutex) { mutex = owner.mutex }
 
     /// Locks; pair with `unlock()` on the same thread. Prefer `withLock`.
     @inlinable @inline(__always)
-    package func lock() { pthread_mutex_lock(mutex) }
+    public func lock() { pthread_mutex_lock(mutex) }
 
     /// Unlocks a mutex this thread locked.
     @inlinable @inline(__always)
-    package func unlock() { pthread_mutex_unlock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Runs `body` with the mutex held.
     @inlinable @inline(__always)
-    package func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
@@ -91,15 +97,15 @@ package struct LentMutex {
 /// let names = Locked<[String]>([])
 /// names.withLock { $0.append("a") }
 /// ```
-package final class Locked<Value>: @unchecked Sendable {   // Sendable: `value` is only touched under `lock`
+public final class Locked<Value>: @unchecked Sendable {   // Sendable: `value` is only touched under `lock`
     @usableFromInline let lock = PThreadMutex()
     @usableFromInline var value: Value
 
-    package init(_ value: Value) { self.value = value }
+    public init(_ value: Value) { self.value = value }
 
     /// Runs `body` with exclusive access to the value.
     @inlinable
-    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         try lock.withLock { () throws(E) -> R in try body(&value) }
     }
 }
