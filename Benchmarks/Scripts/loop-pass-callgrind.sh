@@ -15,15 +15,22 @@
 #   Benchmarks/Scripts/loop-pass-callgrind.sh [--keep DIR] [--only WORK...]
 # With --keep, the drivers and the callgrind outputs (cg.<work>.<hooks>.<passes>) stay in DIR,
 # for `callgrind_annotate`. --only limits the runs to the works named (poll, timer, chain,
-# rearm, uv-rearm, trip), each with its usual hook counts.
+# rearm, uv-rearm, trip), each with its usual hook counts. With --budget FILE (lines
+# "<work> <hooks> <instructions>"), the script fails when a work of the loop costs more than 2%
+# over its line: CI runs it with Benchmarks/pass-instructions.budget, so a change that makes the
+# pass dearer (a lock call that stopped being inlined cost 317 instructions once) cannot land
+# unnoticed. Counts do not depend on load; they change with the compiler and valgrind.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 work=""
 only=()
+budget=""
+over=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep) work="$2"; mkdir -p "$work"; shift 2 ;;
     --only) shift; while [ $# -gt 0 ] && [[ "$1" != --* ]]; do only+=("$1"); shift; done ;;
+    --budget) budget="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift 2 ;;
     *) echo "loop-pass-callgrind.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -201,7 +208,14 @@ for run in "poll 0" "poll 2" "poll 8" "timer 0" "timer 2" "chain 0" "chain 2" "r
   wanted "$1" || continue
   short="$(count "$1" "$2" 1000)"
   long="$(count "$1" "$2" 11000)"
-  echo "$1, $2 hooks: $(( (long - short) / 10000 )) instructions per pass"
+  measured=$(( (long - short) / 10000 ))
+  echo "$1, $2 hooks: $measured instructions per pass"
+  if [ -n "$budget" ]; then
+    allowed="$(awk -v w="$1" -v h="$2" '$1 == w && $2 == h { print $3 }' "$budget")"
+    if [ -n "$allowed" ] && [ $(( measured * 100 )) -gt $(( allowed * 102 )) ]; then
+      over+=("$1 with $2 hooks: $measured > $allowed + 2%")
+    fi
+  fi
 done
 # System calls per round trip (both threads), and per re-armed due-timer pass on each side.
 syscalls() {
@@ -222,3 +236,8 @@ if command -v strace > /dev/null; then
     echo "$1, $2 hooks: $(python3 -c "print(f'{($long - $short) / 10000:g}')") system calls per operation (strace -f -c)"
   done
 fi
+if [ ${#over[@]} -gt 0 ]; then
+  printf 'loop-pass-callgrind.sh: over budget (%s): %s\n' "$budget" "${over[@]}" >&2
+  exit 1
+fi
+[ -z "$budget" ] || echo "every work within 2% of $budget"

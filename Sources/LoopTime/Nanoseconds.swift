@@ -7,7 +7,11 @@ package enum Nanoseconds {
     /// (intervals) or mean "forever" (run timeouts).
     @usableFromInline
     package static let intervalLimitSeconds: Double = 504_911_232.0
-    package static let intervalLimit: UInt64 = 504_911_232 * 1_000_000_000
+    /// The same limit in nanoseconds. Computed, not stored: a stored constant of another module
+    /// is read through an accessor and a `swift_once` check on every use (a run's timeout
+    /// reads it once per run).
+    @inlinable
+    package static var intervalLimit: UInt64 { 504_911_232 * 1_000_000_000 }
 
     /// Converts a non-negative, finite number of seconds, clamped to the interval limit.
     @inlinable

@@ -185,8 +185,8 @@ extension LoopClock {
 struct RunTimeout {
     let nanoseconds: UInt64
 
-    static let poll = RunTimeout(nanoseconds: 0)
-    static let forever = RunTimeout(nanoseconds: .max)
+    static var poll: RunTimeout { RunTimeout(nanoseconds: 0) }
+    static var forever: RunTimeout { RunTimeout(nanoseconds: .max) }
 
     init(nanoseconds: UInt64) {
         self.nanoseconds = nanoseconds > Nanoseconds.intervalLimit ? .max : nanoseconds

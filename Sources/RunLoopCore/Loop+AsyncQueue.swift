@@ -57,29 +57,36 @@ extension Loop {
     /// takes it out for its duration and `restoreAsyncPort` puts it back when it ends. Leaving
     /// a readable descriptor in the set of such a run instead would make every wait return at
     /// once (level-triggered) and the run spin.
+    @inline(__always)
     func asyncPortForRun(_ run: RunContext, _ held: borrowing LoopLock.Held) -> Descriptor? {
-        let state = run.mode
-        let port: Descriptor?
-        if isMainLoop {
-            if mainQueueClause(state, held) {
-                if owned.dispatchFD == nil {
-                    owned.dispatchFD = Descriptor(Int32(rlk_dispatch_main_queue_handle()))
-                    watchMainQueue()
-                }
-                port = owned.dispatchFD
-            } else {
-                port = nil
-            }
-        } else {
-            port = asyncClauseActive(state, held) ? held.loop.asyncFD : nil
+        let port = isMainLoop ? mainQueuePortForRun(run.mode, held)
+                              : (asyncClauseActive(run.mode, held) ? held.loop.asyncFD : nil)
+        // Inlined, as this check is: the set usually agrees already (the descriptor stays in
+        // it between runs), and a call on every run cost about 20 instructions.
+        if (port != nil) != (held[run.mode].asyncInSet != nil) { updateAsyncPortInSet(port, run, held) }
+        return port
+    }
+
+    /// The main queue's descriptor when this run services the main queue, else nil; the
+    /// descriptor is made on the first such run.
+    private func mainQueuePortForRun(_ state: ModeState, _ held: borrowing LoopLock.Held) -> Descriptor? {
+        guard mainQueueClause(state, held) else { return nil }
+        if owned.dispatchFD == nil {
+            owned.dispatchFD = Descriptor(Int32(rlk_dispatch_main_queue_handle()))
+            watchMainQueue()
         }
+        return owned.dispatchFD
+    }
+
+    /// Adds `port` to the run's mode's wait set, or (nil) takes the descriptor out of it for
+    /// this run, to be put back by `restoreAsyncPort`.
+    private func updateAsyncPortInSet(_ port: Descriptor?, _ run: RunContext, _ held: borrowing LoopLock.Held) {
+        let state = run.mode
         if let port {
-            if held[state].asyncInSet == nil {
-                // On a failure the next run tries again (reported).
-                if valueOrErrno("epoll_ctl(ADD)", { rlk_epoll_add(state.epollFD.raw, port.raw, 1, WaitToken.async, 0) })
-                    .reportingFailure(.systemCallFailed, "adding the async queue to mode '\(state.mode)'; the next run tries again") != nil {
-                    held[state].asyncInSet = port
-                }
+            // On a failure the next run tries again (reported).
+            if valueOrErrno("epoll_ctl(ADD)", { rlk_epoll_add(state.epollFD.raw, port.raw, 1, WaitToken.async, 0) })
+                .reportingFailure(.systemCallFailed, "adding the async queue to mode '\(state.mode)'; the next run tries again") != nil {
+                held[state].asyncInSet = port
             }
         } else if let inSet = held[state].asyncInSet {
             valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD.raw, inSet.raw) }
@@ -87,7 +94,6 @@ extension Loop {
             run.frame.scratch.pointee.removedAsyncPort = inSet
             held[state].asyncInSet = nil
         }
-        return port
     }
 
     /// R5.6: puts back the async descriptor a run took out of its mode's set (L1). Loop thread,

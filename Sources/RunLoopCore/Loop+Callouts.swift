@@ -305,11 +305,9 @@ extension Loop {
     func doTimers(_ run: RunContext, now known: UInt64? = nil) -> LoopLock.Held {
         let state = run.mode, frame = run.frame
         let now = known ?? clockNanoseconds()
-        let held = lock.lock()
-        held[state].timers.collectDue(now: now, into: &frame.scratch.pointee.timers)
         // The lock passes from timer to timer: each callout releases it and takes it again.
-        // It is kept in an optional so the closure below can hand it on.
-        var current: LoopLock.Held? = held
+        var held = lock.lock()
+        held[state].timers.collectDue(now: now, into: &frame.scratch.pointee.timers)
         var fired = false
         var index = 0
         while index < frame.scratch.pointee.timers.count {
@@ -318,23 +316,21 @@ extension Loop {
             let timer = Unmanaged.passUnretained(frame.scratch.pointee.timers[index].timer)
             index += 1
             timer._withUnsafeGuaranteedRef { timer in
-                let outcome = doTimer(timer, state, limit: now, current.take()!)
-                if outcome.value { fired = true }
-                current = .some(outcome.held)
+                if doTimer(timer, state, limit: now, &held) { fired = true }
             }
         }
         frame.scratch.pointee.timers.truncate(to: 0)
-        let relocked = current.take()!
         // A fired timer re-armed its modes as it moved or left; otherwise re-arm here.
-        if !fired { state.rearm(waiting: false, relocked) }
-        return relocked
+        if !fired { state.rearm(waiting: false, held) }
+        return held
     }
 
     /// T5: fire one timer, then invalidate it (one-shot), keep a date set in the callout, or
     /// advance it on its original grid past `now`, skipping missed ticks. Returns whether it
-    /// fired; the callout runs without the lock, which is taken again after it.
+    /// fired. The callout runs without the lock: `held` is given up before it and holds the
+    /// lock taken again after it.
     private func doTimer(_ timer: LoopTimer, _ state: ModeState, limit: UInt64,
-                         _ held: consuming LoopLock.Held) -> UnderLock<Bool> {
+                         _ held: inout LoopLock.Held) -> Bool {
         // The loop's lock, then the timer's (the lock order): one critical section checks the
         // timer, marks it firing and re-arms its modes without it (T5.2). The timer's lock is
         // lent: the caller keeps the timer, so its lock, alive.
@@ -342,13 +338,13 @@ extension Loop {
         timerLock.lock()
         let started: (old: UInt64, oneShot: Bool)? = startFiring(timer, limit: limit, held)
         timerLock.unlock()
-        guard let started else { return UnderLock(held: held, value: false) }
+        guard let started else { return false }
         held.unlock()
         callOut(.timer, timer.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_TIMER__(timer) }
         if started.oneShot { timer.invalidate() }
         // Catch-up coalescing on the original grid (T5.6) needs the time after the callout.
         let now = started.oneShot ? 0 : clockNanoseconds()
-        let relocked = lock.lock()
+        held = lock.lock()
         timerLock.lock()
         defer { timerLock.unlock() }
         timer.firing = false
@@ -366,9 +362,9 @@ extension Loop {
                 timer.fireDate = next
             }
             timer.rescheduledInCallout = false
-            reposition(timer, relocked)
+            reposition(timer, held)
         }
-        return UnderLock(held: relocked, value: true)
+        return true
     }
 
     /// T5.2, with the timer's lock held: a timer that is valid, due and not firing is marked

@@ -69,12 +69,13 @@ struct RunFrameHandle {
     /// one held before, for the caller to release after the loop's lock. Loop thread.
     @inline(__always)
     func holdObserverSnapshot(_ state: ModeState, _ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
-        let snapshot = state.observerSnapshot(held)
         scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
-        scratch.pointee.observerEntries = snapshot?.entries
-        scratch.pointee.observerStarts = snapshot?.starts
-        let previous = scratch.pointee.observerSnapshot
-        scratch.pointee.observerSnapshot = snapshot
+        let previous = scratch.pointee.observerSnapshot.take()
+        // Stored first and read back: read from the local, the snapshot was retained twice
+        // and released once more (the optimiser did not pair them), 44 instructions a run.
+        scratch.pointee.observerSnapshot = state.observerSnapshot(held)
+        scratch.pointee.observerEntries = scratch.pointee.observerSnapshot?.entries
+        scratch.pointee.observerStarts = scratch.pointee.observerSnapshot?.starts
         return previous
     }
 
