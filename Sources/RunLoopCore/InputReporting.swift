@@ -23,7 +23,7 @@ extension Loop {
 
 extension ItemCore {
     /// The loops holding the item now.
-    var loops: [Loop] { lock.withLock { homes.compactMap(\.loop) } }
+    var loops: [Loop] { lock.withLock { loopsLocked } }
 }
 
 extension LoopPortSource {

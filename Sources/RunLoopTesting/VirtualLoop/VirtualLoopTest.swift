@@ -25,6 +25,9 @@ public actor VirtualLoopTest {
     /// The virtual clock: sleeps on it resume only when an advance reaches them.
     public nonisolated let clock: VirtualClock
     nonisolated let driver: VirtualLoopDriver
+    /// The mode the driver runs while the body waits for work from another thread (for this
+    /// package's tests, which act while the loop sleeps in it).
+    package static var offLoopWaitMode: Loop.Mode { VirtualLoopDriver.offLoopWaitMode }
 
     /// The loop: the body and this actor's methods run on its thread.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }

@@ -109,14 +109,26 @@ import Testing
 
     @Test func dispatchWorkThatComesBackIsReportedWithWhereItStarted() async throws {
         let reporter = CollectingLoopTestReporter()
-        let line = #line + 5
-        try await withVirtualLoop(reporter: reporter) { _ in
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                // Later than the body's suspension: a resume before it lets the body go on at
-                // once, on the loop's thread, with nothing arriving.
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { continuation.resume() }
+        let line = #line + 15
+        let resumedInTheWait = try await withVirtualLoop(reporter: reporter) { test in
+            // The resume comes from another thread while the driver waits for work off the loop
+            // (a resume before the body is suspended would let it go on at once, on the loop's
+            // thread, with nothing arriving): the thread goes on at that wait's BeforeWaiting, then
+            // waits until the loop sleeps. No time passes on purpose; each wait has a deadline.
+            let waitBegins = DispatchSemaphore(value: 0)
+            let observer = LoopObserver(activities: .beforeWaiting, label: "test.offLoopWaitBegins") { _, _ in
+                waitBegins.signal()
+            }
+            test.loop.add(observer, mode: VirtualLoopTest.offLoopWaitMode)
+            defer { test.loop.remove(observer, mode: VirtualLoopTest.offLoopWaitMode) }
+            return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                DispatchQueue.global().async {
+                    let sleeping = waitBegins.wait(timeout: .now() + 10) == .success && test.loop.waitUntilWaiting(timeout: .seconds(10))
+                    continuation.resume(returning: sleeping)
+                }
             }
         }
+        #expect(resumedInTheWait)
         let message = try #require(reporter.messages.first)
         #expect(reporter.messages.count == 1)
         #expect(message.hasPrefix("Work left the test's loop: 1 piece, not run in step with it\n  - a job or wake-up arrived from thread '"))
