@@ -141,6 +141,27 @@ struct TimerRules {
         #expect(firedAt == [at(ms: 40)])
     }
 
+    @Test("T6 a timer counts the modes that hold it: removed from one of two, setNextFireDate still moves it in the other; out of both, it moves nowhere")
+    func t6ModesCounted() throws {
+        let (loop, _) = virtualLoop()
+        defer { loop.tearDown() }
+        let timer = try LoopTimer(fireAt: at(ms: 500)) { _ in }
+        loop.add(timer, mode: .default)
+        loop.add(timer, mode: "Other")
+        loop.remove(timer, mode: .default)
+        timer.setNextFireDate(at(ms: 40))
+        #expect(loop.nextTimerFireDate(in: "Other") == at(ms: 40))
+        #expect(loop.nextTimerFireDate(in: .default) == nil)
+        loop.remove(timer, mode: "Other")
+        timer.setNextFireDate(at(ms: 20))
+        #expect(loop.nextTimerFireDate(in: "Other") == nil)
+        // Added back, it is where its date now says.
+        loop.add(timer, mode: "Other")
+        #expect(loop.nextTimerFireDate(in: "Other") == at(ms: 20))
+        timer.invalidate()
+        #expect(!loop.contains(timer, mode: "Other"))
+    }
+
     @Test("T7 invalidate inside the callout: not rescheduled, removed from all modes")
     func t7() throws {
         let (loop, _) = virtualLoop()
