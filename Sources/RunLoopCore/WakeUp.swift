@@ -190,6 +190,27 @@ extension Loop {
             return (text, held.loop.wakeUp.descriptor)
         }
         return fields + " wakeEventfdCount=\(descriptor.flatMap(Loop.eventfdCount).map(String.init) ?? "?")"
+            + " loopThread=\(Loop.threadState(ownerTID) ?? "?")"
+    }
+
+    /// The kernel's view of thread `tid` of this process: its state letter and where it waits
+    /// ("S ep_poll": blocked in `epoll_wait`; "R": runnable, waiting for a CPU). A lost wake-up
+    /// leaves the loop's thread blocked; a starved one is runnable. Nil when /proc does not say.
+    static func threadState(_ tid: Int64) -> String? {
+        guard let stat = firstLine(of: "/proc/self/task/\(tid)/stat"),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // The state follows the command name, which is in parentheses and may hold spaces.
+        let state = stat[stat.index(after: close)...].split(separator: " ").first.map(String.init) ?? "?"
+        let channel = firstLine(of: "/proc/self/task/\(tid)/wchan") ?? "?"
+        return channel.isEmpty || channel == "0" ? state : "\(state) \(channel)"
+    }
+
+    private static func firstLine(of path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 512)
+        guard fgets(&line, Int32(line.count), file) != nil else { return nil }
+        return String(decoding: line.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// A wake-up was decided under the lock and its write is not yet made: its thread has not

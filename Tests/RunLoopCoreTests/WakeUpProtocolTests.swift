@@ -99,6 +99,23 @@ private final class Counter: Sendable {
 /// finds the job, reports `loop.lost-wake-up` with the wake-up state, and runs it.
 @Suite("Lost wake-up detector", .serialized)
 struct LostWakeUpDetectorTests {
+    /// A lost wake-up leaves the loop's thread blocked in its wait; a starved one is runnable.
+    /// The state a stall report prints says which (the kernel's state letter and wait channel).
+    @Test("the wake-up state names the loop thread's kernel state: blocked (S) while it waits")
+    func stateNamesTheLoopThread() {
+        let worker = LoopThread(name: "thread-state")
+        defer { worker.stop() }
+        #expect(worker.loop.waitUntilWaiting(timeout: .seconds(10)))
+        // Between `sleeping = true` and the system call the thread is still running, so the
+        // state is read again until it is blocked, for at most 10 s.
+        let deadline = ContinuousClock.now + .seconds(10)
+        var state = worker.loop.wakeUpStateDescription()
+        while !state.contains(" loopThread=S") && ContinuousClock.now < deadline {
+            state = worker.loop.wakeUpStateDescription()
+        }
+        #expect(state.contains(" loopThread=S"), "\(state)")
+    }
+
     @Test("a job the loop slept through is reported with the wake-up state, and then runs")
     func reportsAndRecovers() {
         #if DEBUG
