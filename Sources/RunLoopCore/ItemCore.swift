@@ -66,10 +66,7 @@ final class ItemCore: Sendable {
     private func acceptsLocked(_ loop: Loop) -> Bool {
         guard valid else { return false }
         if allowsSeveralLoops { return true }
-        guard let bound = boundLoop else {
-            boundModes = 0   // its loop was freed: it holds the item in no mode
-            return true
-        }
+        guard let bound = boundLoop else { return true }
         return bound === loop
     }
 
@@ -78,6 +75,9 @@ final class ItemCore: Sendable {
         lock.withLock {
             guard acceptsLocked(loop) else { return false }
             guard allowsSeveralLoops else {
+                // A first loop, or a new one after the first was freed (which held it in no
+                // mode any more): the count starts again.
+                if boundLoop !== loop { boundModes = 0 }
                 boundLoop = loop
                 boundModes += 1
                 return true

@@ -197,20 +197,24 @@ extension Loop {
     /// ("S ep_poll": blocked in `epoll_wait`; "R": runnable, waiting for a CPU). A lost wake-up
     /// leaves the loop's thread blocked; a starved one is runnable. Nil when /proc does not say.
     static func threadState(_ tid: Int64) -> String? {
-        guard let stat = firstLine(of: "/proc/self/task/\(tid)/stat"),
+        guard let stat = procLines("/proc/self/task/\(tid)/stat")?.first,
               let close = stat.lastIndex(of: ")") else { return nil }
         // The state follows the command name, which is in parentheses and may hold spaces.
         let state = stat[stat.index(after: close)...].split(separator: " ").first.map(String.init) ?? "?"
-        let channel = firstLine(of: "/proc/self/task/\(tid)/wchan") ?? "?"
+        let channel = procLines("/proc/self/task/\(tid)/wchan")?.first ?? ""
         return channel.isEmpty || channel == "0" ? state : "\(state) \(channel)"
     }
 
-    private static func firstLine(of path: String) -> String? {
+    /// The lines of a small /proc file, without their newlines; nil when it cannot be opened.
+    private static func procLines(_ path: String) -> [String]? {
         guard let file = fopen(path, "r") else { return nil }
         defer { fclose(file) }
-        var line = [CChar](repeating: 0, count: 512)
-        guard fgets(&line, Int32(line.count), file) != nil else { return nil }
-        return String(decoding: line.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var lines: [String] = []
+        var buffer = [CChar](repeating: 0, count: 512)
+        while fgets(&buffer, Int32(buffer.count), file) != nil {
+            lines.append(String(decoding: buffer.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return lines
     }
 
     /// A wake-up was decided under the lock and its write is not yet made: its thread has not
@@ -225,16 +229,10 @@ extension Loop {
 
     /// The counter of an eventfd as the kernel shows it in /proc/self/fdinfo.
     static func eventfdCount(_ descriptor: Descriptor) -> UInt64? {
-        guard let file = fopen("/proc/self/fdinfo/\(descriptor.raw)", "r") else { return nil }
-        defer { fclose(file) }
-        var line = [CChar](repeating: 0, count: 256)
-        while fgets(&line, Int32(line.count), file) != nil {
-            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            guard text.hasPrefix("eventfd-count:") else { continue }
-            let digits = text.dropFirst("eventfd-count:".count).filter { !$0.isWhitespace }
-            return UInt64(digits, radix: 16) ?? UInt64(digits)
-        }
-        return nil
+        guard let line = procLines("/proc/self/fdinfo/\(descriptor.raw)")?.first(where: { $0.hasPrefix("eventfd-count:") })
+        else { return nil }
+        let digits = line.dropFirst("eventfd-count:".count).filter { !$0.isWhitespace }
+        return UInt64(digits, radix: 16) ?? UInt64(digits)
     }
 
     /// Tests: the record a `wakeUp()` decided for the last run leaves when its write lands only

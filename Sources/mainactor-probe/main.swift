@@ -64,7 +64,9 @@ let reader = LoopFileSource(fd: ends[0], events: .readable, label: "pipe", onMai
     trace.append("fd")
 })
 loop.add(reader, mode: .default)
-guard write(ends[1], "x", 1) == 1 else { fatalError("writing to the pipe failed: errno \(errno)") }
+if case .failure(let failure) = valueOrErrno("write(pipe)", { write(ends[1], "x", 1) }) {   // EINTR retried
+    fatalError("writing to the pipe failed: \(failure)")
+}
 loop.run(mode: .default, timeout: .seconds(5), returnAfterSourceHandled: true)
 loop.remove(reader, mode: .default)
 trace.append("bytes=\(bytesRead)")
