@@ -234,7 +234,9 @@ package final class WakeUpStress: Sendable {
                 continue
             }
             guard issued.load(ordering: .acquiring) > ran, now - since > bound else { continue }
-            if worker.loop.hasWakeUpWritesInFlight {
+            // A starved producer (its write in flight) or a starved loop thread (runnable, not
+            // blocked in its wait) is late, not lost: the same longer bound applies.
+            if worker.loop.hasWakeUpWritesInFlight || worker.loop.isLoopThreadRunnable {
                 let late = lateWriterSince ?? now
                 lateWriterSince = late
                 writeLastInFlight = now

@@ -221,6 +221,10 @@ extension Loop {
     /// run since. The stress's watchdog tells such a late write from a lost wake-up by it.
     package var hasWakeUpWritesInFlight: Bool { wakeUpFlags.hasWritesInFlight }
 
+    /// The loop's thread is runnable, waiting for a CPU (kernel state R), not blocked in its
+    /// wait: a lost wake-up leaves it blocked. The stress's watchdog tells starvation by it.
+    package var isLoopThreadRunnable: Bool { Loop.threadState(ownerTID)?.hasPrefix("R") == true }
+
     /// How many times the wake-up descriptor has been written (it is never read); nil when the
     /// kernel does not say.
     package var wakeUpWriteCount: UInt64? {
