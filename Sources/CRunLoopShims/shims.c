@@ -246,6 +246,10 @@ int rlk_pin_current_thread(int cpu) {
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
+static _Thread_local int rlk_item_locks;
+
+int *rlk_item_locks_held(void) { return &rlk_item_locks; }
+
 size_t rlk_heap_in_use(void) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
     struct mallinfo2 info = mallinfo2();

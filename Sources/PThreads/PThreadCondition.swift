@@ -45,6 +45,11 @@ package final class PThreadCondition: @unchecked Sendable {   // Sendable: the c
     /// `CLOCK_MONOTONIC` (`UInt64.max`: no deadline). Returns false when the deadline passed.
     /// Like every condition wait it may return early: re-check the predicate in a loop.
     package func wait(_ mutex: PThreadMutex, untilMonotonicNanoseconds deadline: UInt64) -> Bool {
+        wait(LentMutex(mutex), untilMonotonicNanoseconds: deadline)
+    }
+
+    /// `wait(_:untilMonotonicNanoseconds:)` on a lent mutex (a stripe of ``MutexStripes``).
+    package func wait(_ mutex: LentMutex, untilMonotonicNanoseconds deadline: UInt64) -> Bool {
         if deadline == .max {
             pthread_cond_wait(condition, mutex.raw)
             return true

@@ -74,6 +74,13 @@ public struct LentMutex {
     @inlinable @inline(__always)
     public init(_ owner: PThreadMutex) { mutex = owner.mutex }
 
+    /// A mutex some other owner keeps alive and initialised (a ``MutexStripes`` table).
+    @inline(__always)
+    init(unsafeMutex: UnsafeMutablePointer<pthread_mutex_t>) { mutex = unsafeMutex }
+
+    /// The raw mutex, for a condition variable that waits on it.
+    public var raw: UnsafeMutablePointer<pthread_mutex_t> { mutex }
+
     /// Locks; pair with `unlock()` on the same thread. Prefer `withLock`.
     @inlinable @inline(__always)
     public func lock() { pthread_mutex_lock(mutex) }

@@ -16,7 +16,8 @@ enum ProcessCounters {
 /// guards the item's mutable state.
 ///
 /// Lock order: a loop's lock may be held while taking an item's lock, never the reverse, so
-/// an item never calls into a loop while holding its own lock.
+/// an item never calls into a loop while holding its own lock; and a thread holds one item's
+/// lock at a time (items share locks: `ItemLock`).
 final class ItemCore: Sendable {
     struct Home {
         weak var loop: Loop?
@@ -24,8 +25,9 @@ final class ItemCore: Sendable {
         var count: Int
     }
 
-    let lock = PThreadMutex()
-    let id = ProcessCounters.itemID()
+    let id: UInt64
+    /// One of the lock stripes the items share (see `ItemLock`), not a mutex of its own.
+    let lock: ItemLock
     /// Observers, timers, ports and fd sources live in one loop (O2, T2); sources0 may be in
     /// several (S5).
     let allowsSeveralLoops: Bool
@@ -53,7 +55,11 @@ final class ItemCore: Sendable {
     /// may still be inside it. Nil before the first add, and again once that loop is freed.
     nonisolated(unsafe) weak var boundLoop: Loop?
 
-    init(allowsSeveralLoops: Bool) { self.allowsSeveralLoops = allowsSeveralLoops }
+    init(allowsSeveralLoops: Bool) {
+        id = ProcessCounters.itemID()
+        lock = ItemLock(itemID: id)
+        self.allowsSeveralLoops = allowsSeveralLoops
+    }
 
     var isValid: Bool { validFlag.load(ordering: .acquiring) }
 

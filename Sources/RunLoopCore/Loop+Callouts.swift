@@ -332,9 +332,8 @@ extension Loop {
     private func doTimer(_ timer: LoopTimer, _ state: ModeState, limit: UInt64,
                          _ held: inout LoopLock.Held) -> Bool {
         // The loop's lock, then the timer's (the lock order): one critical section checks the
-        // timer, marks it firing and re-arms its modes without it (T5.2). The timer's lock is
-        // lent: the caller keeps the timer, so its lock, alive.
-        let timerLock = LentMutex(timer.core.lock)
+        // timer, marks it firing and re-arms its modes without it (T5.2).
+        let timerLock = timer.core.lock
         timerLock.lock()
         let started: (old: UInt64, oneShot: Bool)? = startFiring(timer, limit: limit, held)
         timerLock.unlock()

@@ -91,9 +91,9 @@ public final class LoopSource: Sendable {
     /// Marks the source signalled (S1). Thread-safe; ignored when invalid; no wake-up.
     public func signal() {
         if InputReporting.isActive { for loop in core.loops { loop.reportInput(.signal, label: label) } }
-        // The lock and the registrations are lent, not retained: the source keeps its core,
-        // and `registrations` (mutable access: not retained around the walk) keeps them.
-        LentMutex(core.lock).withLock {
+        // The registrations are lent, not retained: `registrations` (mutable access: not
+        // retained around the walk) keeps them.
+        core.lock.withLock {
             guard core.valid && signalStamp.load(ordering: .relaxed) == 0 else { return }
             signalStamp.store(ProcessCounters.signalStamp(), ordering: .releasing)
             registrations.withUnsafeMutableBufferPointer { list in

@@ -137,7 +137,7 @@ public final class LoopPortSource: Sendable {
         if InputReporting.isActive { reportSend(message) }
         let signalled = try core.lock.withLock { () throws(SendError) -> Result<Int32, SystemCallError> in
             while core.valid && queue.count - head >= capacity {
-                guard roomChanged.wait(core.lock, untilMonotonicNanoseconds: deadline) else { break }
+                guard core.lock.wait(on: roomChanged, untilMonotonicNanoseconds: deadline) else { break }
             }
             return try appendLocked(message)
         }

@@ -235,6 +235,28 @@ struct DetachedLoopLifetime {
 /// allocates concurrently).
 @Suite("Allocations")
 struct Allocations {
+    @Test("an fd source is two heap blocks, the source and its item core: no mutex of its own (144 bytes, not 224)")
+    func fdSourceWeighsTwoBlocks() async {
+        // Windows of 1,000 sources, as below: the child passes if one window is within the
+        // bound (the harness's own threads may allocate while a window is measured). A mutex of
+        // the item's own would add 80 bytes to every source of every window.
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            var sources: [LoopFileSource] = []
+            sources.reserveCapacity(6_000)
+            sources.append(LoopFileSource(fd: 0, events: .readable) { _ in })   // the lock table, made once
+            var best = Int.max
+            for _ in 1...5 {
+                let before = rlk_heap_in_use()
+                for _ in 0..<1_000 { sources.append(LoopFileSource(fd: 0, events: .readable) { _ in }) }
+                best = min(best, (rlk_heap_in_use() - before) / 1_000)
+            }
+            printToStderr("bytes per fd source: \(best)")
+            exit(best <= 144 ? 0 : 1)
+        }
+        let report = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(report.contains("bytes per fd source: "), "child measured:\n\(report)")
+    }
+
     @Test("steady-state polling passes (8 observers, source0, timer) hold no extra heap, during or after")
     func steadyStateAllocatesNothing() async {
         // The heap figure (mallinfo2) is process-wide: in the child, the test harness's own

@@ -59,6 +59,10 @@ int rlk_thread_name(unsigned long thread, char *buf, size_t len);
 /// Pins the calling thread to one CPU (benchmarks); returns 0 or an errno.
 int rlk_pin_current_thread(int cpu);
 
+/// The calling thread's count of item locks held (a thread-local counter), for debug builds'
+/// check that a thread holds at most one: items share their locks (see ItemLock.swift).
+int *rlk_item_locks_held(void);
+
 /// Heap bytes in use according to glibc (mallinfo2().uordblks); 0 when unavailable.
 size_t rlk_heap_in_use(void);
 
