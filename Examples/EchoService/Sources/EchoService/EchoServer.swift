@@ -36,9 +36,12 @@ public final class EchoServer {
     final class Shared {
         let configuration: EchoConfiguration
         let counters: EchoCounters
-        init(_ configuration: EchoConfiguration, _ counters: EchoCounters) {
+        /// The server's loop: connections live on its thread.
+        let loop: Loop
+        init(_ configuration: EchoConfiguration, _ counters: EchoCounters, _ loop: Loop) {
             self.configuration = configuration
             self.counters = counters
+            self.loop = loop
         }
     }
     let shared: Shared
@@ -65,7 +68,7 @@ public final class EchoServer {
                                                              bufferSize: configuration.socketBufferSize) }
         catch { throw .systemCall(error) }
         self.configuration = configuration
-        self.shared = Shared(configuration, counters)
+        self.shared = Shared(configuration, counters, loop)
         self.loop = loop
         self.listenerFD = socket.fd
         self.port = socket.port
@@ -112,7 +115,7 @@ public final class EchoServer {
             switch SocketCalls.accept(listenerFD) {
             case .accepted(let fd):
                 SocketCalls.disableNagle(fd).reportingFailure(.echoConnectionFailed, "setting TCP_NODELAY", severity: .warning)
-                let connection = EchoConnection(fd: fd, server: self, loop: loop)
+                let connection = EchoConnection(fd: fd, server: self)
                 connections.insert(connection)
                 if connection.register(on: loop) { accepted.append(connection) }
             case .wouldBlock:
