@@ -38,6 +38,8 @@ public final class EchoServer {
         let counters: EchoCounters
         /// The server's loop: connections live on its thread.
         let loop: Loop
+        /// The server, for a connection to tell it that it closed.
+        weak var server: EchoServer?
         init(_ configuration: EchoConfiguration, _ counters: EchoCounters, _ loop: Loop) {
             self.configuration = configuration
             self.counters = counters
@@ -74,6 +76,7 @@ public final class EchoServer {
         self.port = socket.port
         self.scratch = .allocate(byteCount: configuration.readChunk, alignment: 16)
         self.control = EchoServerControl(loop: loop)
+        shared.server = self
         let listener = LoopFileSource(fd: socket.fd, events: .readable, order: 1, label: "echo listener", onOwnerThreadOf: loop) { [unowned self] _ in
             acceptPending()
         }
