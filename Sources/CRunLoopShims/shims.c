@@ -246,6 +246,8 @@ int rlk_pin_current_thread(int cpu) {
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
+rlk_item_lock_stripe rlk_item_lock_stripes[256] = { [0 ... 255] = { PTHREAD_MUTEX_INITIALIZER } };
+
 static _Thread_local int rlk_item_locks;
 
 int *rlk_item_locks_held(void) { return &rlk_item_locks; }

@@ -48,7 +48,7 @@ package final class PThreadCondition: @unchecked Sendable {   // Sendable: the c
         wait(LentMutex(mutex), untilMonotonicNanoseconds: deadline)
     }
 
-    /// `wait(_:untilMonotonicNanoseconds:)` on a lent mutex (a stripe of ``MutexStripes``).
+    /// `wait(_:untilMonotonicNanoseconds:)` on a lent mutex.
     package func wait(_ mutex: LentMutex, untilMonotonicNanoseconds deadline: UInt64) -> Bool {
         if deadline == .max {
             pthread_cond_wait(condition, mutex.raw)

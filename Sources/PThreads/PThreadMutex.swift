@@ -74,9 +74,10 @@ public struct LentMutex {
     @inlinable @inline(__always)
     public init(_ owner: PThreadMutex) { mutex = owner.mutex }
 
-    /// A mutex some other owner keeps alive and initialised (a ``MutexStripes`` table).
-    @inline(__always)
-    init(unsafeMutex: UnsafeMutablePointer<pthread_mutex_t>) { mutex = unsafeMutex }
+    /// A mutex some other owner keeps alive and initialised for as long as this value is used
+    /// (a static table of mutexes, for example).
+    @inlinable @inline(__always)
+    public init(unsafeMutex: UnsafeMutablePointer<pthread_mutex_t>) { mutex = unsafeMutex }
 
     /// The raw mutex, for a condition variable that waits on it.
     public var raw: UnsafeMutablePointer<pthread_mutex_t> { mutex }

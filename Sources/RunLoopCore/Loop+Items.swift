@@ -119,7 +119,7 @@ extension Loop {
                 if outcome == .added { joined.append(mode) }
                 return outcome
             }
-            if let refusal = addRefusal(for: item.core) { return .refused(refusal) }
+            if let refusal = addRefusal(for: item) { return .refused(refusal) }
             // M3: CF re-applies the add to every common mode even for an existing common item,
             // so an item removed from one common mode directly comes back.
             var outcome = AddOutcome.alreadyPresent
@@ -147,9 +147,9 @@ extension Loop {
     /// Adds `item` to one concrete mode.
     func add<Item: ModeItem>(_ item: Item, to state: ModeState, _ held: borrowing LoopLock.Held) -> AddOutcome {
         if item.isHeld(by: state, held) { return .alreadyPresent }
-        guard item.core.bind(self) else { return .refused(addRefusal(for: item.core) ?? .belongsToAnotherLoop) }
+        guard item.bind(self) else { return .refused(addRefusal(for: item) ?? .belongsToAnotherLoop) }
         if let failure = item.insert(into: state, of: self, held) {
-            item.core.unbind(self)
+            item.unbind(self)
             return .refused(.systemCall(failure))
         }
         return .added
@@ -161,10 +161,10 @@ extension Loop {
         held.loop.unavailableModes[mode].map(AddRefusal.systemCall) ?? .loopTornDown
     }
 
-    /// Why `core` may not join this loop, or nil if it may (the item's own lock decides).
-    func addRefusal(for core: ItemCore) -> AddRefusal? {
-        if core.accepts(self) { return nil }
-        return core.isValid ? .belongsToAnotherLoop : .invalidated
+    /// Why `item` may not join this loop, or nil if it may (the item's own lock decides).
+    func addRefusal<Item: ModeItem>(for item: Item) -> AddRefusal? {
+        if item.accepts(self) { return nil }
+        return item.core.isValid ? .belongsToAnotherLoop : .invalidated
     }
 
     func removeItem<Item: ModeItem>(_ item: Item, mode: Loop.Mode) -> Bool {
@@ -188,7 +188,7 @@ extension Loop {
     func remove<Item: ModeItem>(_ item: Item, from state: ModeState, _ held: borrowing LoopLock.Held) -> Bool {
         guard item.isHeld(by: state, held) else { return false }
         item.erase(from: state, of: self, held)
-        item.core.unbind(self)
+        item.unbind(self)
         return true
     }
 

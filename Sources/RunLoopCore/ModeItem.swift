@@ -18,11 +18,22 @@ protocol ModeItem: AnyObject {
     func didJoin(_ loop: Loop, modes: [Loop.Mode])
     /// After the lock is released: the concrete modes the item left (S5's cancel callout).
     func didLeave(_ loop: Loop, modes: [Loop.Mode])
+    /// Records one more concrete mode of `loop` holding the item; false if the item refuses
+    /// (invalid, or bound to another loop).
+    func bind(_ loop: Loop) -> Bool
+    /// Records that one concrete mode of `loop` dropped the item.
+    func unbind(_ loop: Loop)
+    /// Whether `loop` may take the item.
+    func accepts(_ loop: Loop) -> Bool
 }
 
 extension ModeItem {
     func didJoin(_ loop: Loop, modes: [Loop.Mode]) {}
     func didLeave(_ loop: Loop, modes: [Loop.Mode]) {}
+    // A single-loop item (all but a source0): its core records its one loop.
+    func bind(_ loop: Loop) -> Bool { core.bind(loop) }
+    func unbind(_ loop: Loop) { core.unbind(loop) }
+    func accepts(_ loop: Loop) -> Bool { core.accepts(loop) }
 }
 
 extension LoopObserver: ModeItem {

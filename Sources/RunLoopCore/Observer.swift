@@ -21,7 +21,7 @@ public final class LoopObserver: Sendable {
     /// `sending`, not `Sendable`: only the thread of the one loop the observer is bound to
     /// calls it (`ItemCore.boundLoop`), never two threads at once; hence `nonisolated(unsafe)`.
     nonisolated(unsafe) let callout: (LoopObserver, Loop.Activity) -> Void
-    let core = ItemCore(allowsSeveralLoops: false)
+    let core = ItemCore()
     /// Set while its callout runs, so a nested run does not re-enter it (O5). Only the loop's
     /// own thread fires an observer, so this is confined to that thread.
     let firing = Atomic<Bool>(false)
@@ -63,7 +63,12 @@ public final class LoopSource: Sendable {
     let scheduleCallout: (@Sendable (Loop, Loop.Mode) -> Void)?
     let cancelCallout: (@Sendable (Loop, Loop.Mode) -> Void)?
     let perform: @Sendable () -> Void
-    let core = ItemCore(allowsSeveralLoops: true)
+    /// Its id, validity and lock; not its loops, which `homes` keeps (a source0 may be in
+    /// several, S5).
+    let core = ItemCore()
+    /// The loops holding the source, with how many of each one's modes hold it. Under
+    /// `core.lock`; `nonisolated(unsafe)` as the lock serialises it.
+    nonisolated(unsafe) var homes: [Home] = []
     /// 0 when not signalled; otherwise the stamp of the first signal (S1: first signal wins).
     /// Written under core.lock by `signal`/`invalidate`; the loop reads and clears it atomically.
     let signalStamp = Atomic<UInt64>(0)
@@ -90,7 +95,7 @@ public final class LoopSource: Sendable {
 
     /// Marks the source signalled (S1). Thread-safe; ignored when invalid; no wake-up.
     public func signal() {
-        if InputReporting.isActive { for loop in core.loops { loop.reportInput(.signal, label: label) } }
+        if InputReporting.isActive { for loop in loops { loop.reportInput(.signal, label: label) } }
         // The registrations are lent, not retained: `registrations` (mutable access: not
         // retained around the walk) keeps them.
         core.lock.withLock {
@@ -112,7 +117,10 @@ public final class LoopSource: Sendable {
     /// Clears valid and signalled and removes the source from every loop and mode, calling
     /// `cancel` for each mode (S6).
     public func invalidate() {
-        guard let loops = core.invalidate(also: { signalStamp.store(0, ordering: .releasing) }) else { return }
-        for loop in loops { loop.purgeItem(self) }
+        let loops = core.invalidate { () -> [Loop] in
+            signalStamp.store(0, ordering: .releasing)
+            return homes.compactMap(\.loop)
+        }
+        for loop in loops ?? [] { loop.purgeItem(self) }
     }
 }

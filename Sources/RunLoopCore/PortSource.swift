@@ -73,7 +73,7 @@ public final class LoopPortSource: Sendable {
     /// `sending`, not `Sendable`: only the thread of the one loop the port is bound to calls it
     /// (`ItemCore.boundLoop`), never two threads at once; hence `nonisolated(unsafe)`.
     nonisolated(unsafe) let handler: (Message) -> Void
-    let core = ItemCore(allowsSeveralLoops: false)
+    let core = ItemCore()
     /// Readable exactly while `queue` holds undelivered messages.
     let fd: Int32
     /// `nonisolated(unsafe)`, as every `var` here: only with `core.lock` held.
@@ -322,7 +322,7 @@ public final class LoopFileSource: Sendable {
     /// `sending`, not `Sendable`: only the thread of the one loop the source is bound to calls
     /// it, never two threads at once; hence `nonisolated(unsafe)`.
     nonisolated(unsafe) let handler: (Events) -> Void
-    let core = ItemCore(allowsSeveralLoops: false)
+    let core = ItemCore()
 
     /// A source watching `fd`, level-triggered: the handler runs on every pass in which the
     /// descriptor is ready for something it is interested in, until that is consumed.

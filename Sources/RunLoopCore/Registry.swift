@@ -71,7 +71,7 @@ extension Loop {
             let sources0 = held[state].sources0
             for source in sources0 {
                 source.unregister(from: state)
-                source.core.unbind(self)
+                source.unbind(self)
                 cancels.append((source, name))
             }
             held[state].sources0.removeAll()

@@ -20,7 +20,7 @@ public final class LoopTimer: Sendable {
     /// `sending`, not `Sendable`: only the thread of the one loop the timer is bound to calls
     /// it (`ItemCore.boundLoop`), never two threads at once; hence `nonisolated(unsafe)`.
     nonisolated(unsafe) let callout: (LoopTimer) -> Void
-    let core = ItemCore(allowsSeveralLoops: false)
+    let core = ItemCore()
     /// The date currently scheduled, in clock nanoseconds (or firing, inside the callout: T5).
     /// `nonisolated(unsafe)`, as the other `var`s here: only with `core.lock` held.
     nonisolated(unsafe) var fireDate: UInt64

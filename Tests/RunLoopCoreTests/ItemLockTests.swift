@@ -9,27 +9,25 @@ import Glibc
 /// Items share a fixed table of locks (`ItemLock`) instead of each holding a mutex of its own.
 @Suite("Item locks")
 struct ItemLockTests {
-    @Test("a stripe table hands the same mutex for numbers a table's size apart, a different one on its own cache line to neighbours")
-    func stripesRepeatEveryCount() {
-        let stripes = MutexStripes(count: 8)
-        #expect(stripes.count == 8)
-        #expect(stripes[3].raw == stripes[3 + 8].raw)
-        #expect(stripes[3].raw != stripes[4].raw)
-        let gap = UnsafeRawPointer(stripes[4].raw) - UnsafeRawPointer(stripes[3].raw)
-        #expect(gap >= 64)
-        stripes[3].withLock { #expect(pthread_mutex_trylock(stripes[11].raw) == EBUSY) }
-        #expect(pthread_mutex_trylock(stripes[11].raw) == 0)
-        pthread_mutex_unlock(stripes[11].raw)
+    @Test("the lock table repeats every 256 ids; neighbouring ids get different mutexes, each on a cache line of its own")
+    func stripesRepeatEvery256() {
+        #expect(rlk_item_lock(3) == rlk_item_lock(3 + 256))
+        #expect(rlk_item_lock(3) != rlk_item_lock(4))
+        #expect(UnsafeRawPointer(rlk_item_lock(4)) - UnsafeRawPointer(rlk_item_lock(3)) == 64)
+        ItemLock(itemID: 3).withLock { #expect(pthread_mutex_trylock(rlk_item_lock(3 + 256)) == EBUSY) }
+        #expect(pthread_mutex_trylock(rlk_item_lock(3 + 256)) == 0)
+        pthread_mutex_unlock(rlk_item_lock(3 + 256))
     }
 
     @Test("two threads, each on its own item of one shared stripe, take turns and lose no update")
     func sharedStripeSerialises() async {
-        let first = ItemLock(itemID: 40), second = ItemLock(itemID: 40 + 256)
+        #expect(rlk_item_lock(40) == rlk_item_lock(40 + 256))
         let counter = Locked(0)   // checks the total; each increment happens under an item lock
         nonisolated(unsafe) var unguarded = 0
         await withTaskGroup(of: Void.self) { group in
-            for lock in [first, second] {
+            for itemID: UInt64 in [40, 40 + 256] {
                 group.addTask {
+                    let lock = ItemLock(itemID: itemID)
                     for _ in 0..<10_000 {
                         lock.withLock { unguarded += 1 }
                         counter.withLock { $0 += 1 }

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <pthread.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,8 +60,18 @@ int rlk_thread_name(unsigned long thread, char *buf, size_t len);
 /// Pins the calling thread to one CPU (benchmarks); returns 0 or an errno.
 int rlk_pin_current_thread(int cpu);
 
+/// The loop items' locks: 256 mutexes, each on a cache line of its own, which every item shares
+/// by the low bits of its id (ItemLock.swift says why that is safe). A static table, statically
+/// initialised: an item stores no pointer to its lock, and Swift reaches one without the
+/// once-check of a lazy global.
+typedef struct { pthread_mutex_t mutex; } __attribute__((aligned(64))) rlk_item_lock_stripe;
+extern rlk_item_lock_stripe rlk_item_lock_stripes[256];
+/// The lock of the item numbered `item_id`.
+static inline pthread_mutex_t *rlk_item_lock(uint64_t item_id) {
+    return &rlk_item_lock_stripes[item_id & 255].mutex;
+}
 /// The calling thread's count of item locks held (a thread-local counter), for debug builds'
-/// check that a thread holds at most one: items share their locks (see ItemLock.swift).
+/// check that a thread holds at most one.
 int *rlk_item_locks_held(void);
 
 /// Heap bytes in use according to glibc (mallinfo2().uordblks); 0 when unavailable.
