@@ -31,8 +31,12 @@ public enum Diagnostics {
 
     private static let state = Locked(State())
 
-    /// Replaces the handler for the whole process. Called on the reporting thread, with no
-    /// RunLoopKit lock held, so it may call back into the library.
+    /// Replaces the handler for the whole process. It is called on the reporting thread,
+    /// sometimes while that thread holds a RunLoopKit lock: a system call that fails inside a
+    /// loop's critical section (re-arming a mode's timer, creating a mode, removing an fd whose
+    /// descriptor was closed first) is reported there. So a handler forwards the diagnostic (to a
+    /// log, a counter, a queue another thread reads) and returns; calling back into a loop or
+    /// its items from the handler can deadlock.
     public static func setHandler(_ handler: @escaping Handler) {
         state.withLock { $0.handler = handler }
     }
