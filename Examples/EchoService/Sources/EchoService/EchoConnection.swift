@@ -69,8 +69,9 @@ final class EchoConnection {
         static let readClosedSeen = Flags(rawValue: 4)
         static let active = Flags(rawValue: 8)
 
-        mutating func set(_ member: Flags, _ on: Bool) {
-            if on { insert(member) } else { remove(member) }
+        subscript(member: Flags) -> Bool {
+            get { contains(member) }
+            set { if newValue { insert(member) } else { remove(member) } }
         }
     }
 
@@ -82,26 +83,14 @@ final class EchoConnection {
         set { interestBits = UInt8(newValue.rawValue) }
     }
     /// Reading stopped while the unsent bytes are above the high-water mark.
-    var readingPaused: Bool {
-        get { flags.contains(.readingPaused) }
-        set { flags.set(.readingPaused, newValue) }
-    }
+    var readingPaused: Bool { get { flags[.readingPaused] } set { flags[.readingPaused] = newValue } }
     /// A `read` returned 0: the peer will send nothing more.
-    var inputEnded: Bool {
-        get { flags.contains(.inputEnded) }
-        set { flags.set(.inputEnded, newValue) }
-    }
+    var inputEnded: Bool { get { flags[.inputEnded] } set { flags[.inputEnded] = newValue } }
     /// `.readClosed` was reported (and so is no longer asked for).
-    var readClosedSeen: Bool {
-        get { flags.contains(.readClosedSeen) }
-        set { flags.set(.readClosedSeen, newValue) }
-    }
+    var readClosedSeen: Bool { get { flags[.readClosedSeen] } set { flags[.readClosedSeen] = newValue } }
     /// Set by every read or send; the idle sweep and the linger timer clear it and act when they
     /// find it clear.
-    var active: Bool {
-        get { flags.contains(.active) }
-        set { flags.set(.active, newValue) }
-    }
+    var active: Bool { get { flags[.active] } set { flags[.active] = newValue } }
 
     init(fd: Int32, server: EchoServer) {
         self.fd = fd
