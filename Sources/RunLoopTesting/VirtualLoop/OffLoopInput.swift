@@ -9,8 +9,8 @@ import Darwin
 #endif
 
 /// An input a virtual-loop test's loop got from another thread without waiting for it (Dispatch
-/// work, a task that ran elsewhere, a sleep on a real clock), with the stack of the thread that
-/// made it, kept unsymbolicated until a failure is written.
+/// work, a task that ran elsewhere), with the stack of the thread that made it, kept
+/// unsymbolicated until a failure is written.
 struct OffLoopInput: Sendable {
     /// What came: "a job or wake-up", "a signal of source0 'x'", "a message to port 'y'".
     let what: String
@@ -23,16 +23,28 @@ struct OffLoopInput: Sendable {
     /// One line for a failure's details: what, from where, and why it matters.
     func describe(finding places: StartingPlaces) -> String {
         let from = places.place(in: backtrace).map { "from \($0)" }
-            ?? "with no frame of the program on the stack (the runtime resumed a task there: a sleep on a real clock, "
-            + "an await of work that ran elsewhere)"
+            ?? "with no frame of the program on the stack (the runtime resumed a task there: an await of work that "
+            + "ran elsewhere, a sleep on a real clock begun off the loop)"
         return "\(what) arrived from thread '\(thread)' at \(time), \(from); the loop did not wait for it, so where it "
             + "lands among the loop's jobs depends on timing"
     }
 }
 
+/// The stack of the calling thread, for a finding to say later where the program's code was.
+enum ProgramStack {
+    /// The process's images, read once (the first `withVirtualLoop` reads it, before any finding
+    /// is symbolicated) and given to every capture. A capture that read them itself would parse
+    /// the ELF header of every mapped file, and one that another thread unmaps meanwhile (a
+    /// symbolication that has finished with the test binary's debug information) faults.
+    static let images = ImageMap.capture()
+
+    static func capture() -> Backtrace? { try? Backtrace.capture(images: images) }
+}
+
 /// Finds where in the program's own code a piece of work started: the first frame of a
 /// backtrace, symbolicated, that is not the Swift runtime, a thunk, compiler-generated code or
-/// RunLoopKit's own sources, written `file:line:column` relative to the working directory.
+/// RunLoopKit's own sources, written `file:line:column` (`file:line` where the frame has no
+/// column) relative to the working directory.
 struct StartingPlaces {
     private let workingDirectory: String? = StartingPlaces.currentDirectory()
 
@@ -41,7 +53,9 @@ struct StartingPlaces {
         for frame in symbolicated.frames {
             guard !frame.isSwiftThunk, let location = frame.symbol?.sourceLocation, !location.path.isEmpty,
                   !location.path.contains("<compiler-generated>"), !Self.isToolkit(location.path) else { continue }
-            return "\(relative(location.path)):\(location.line):\(location.column)"
+            // An async function's resume point has a line and no column (0).
+            let column = location.column > 0 ? ":\(location.column)" : ""
+            return "\(relative(location.path)):\(location.line)\(column)"
         }
         return nil
     }

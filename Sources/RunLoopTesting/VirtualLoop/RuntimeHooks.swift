@@ -22,6 +22,10 @@ import Darwin
 //
 // swift-concurrency-extras' `withMainSerialExecutor` writes the same enqueue hook; a process
 // that uses both keeps whichever was written last.
+//
+// A sleep on a real clock does not reach the runtime's enqueue-with-deadline hook in Swift 6.3
+// (`Task.sleep` asks a scheduling executor first, and the default executor is one): the test's
+// loop sees it as a scheduling executor instead (Loop+RealClockSleeps.swift).
 
 /// `swift_task_enqueueGlobal_hook_t`: the hook and the runtime's own function it wraps.
 typealias EnqueueGlobalOriginal = @convention(thin) (UnownedJob) -> Void
@@ -45,6 +49,7 @@ enum RuntimeHooks {
               let getMainExecutor = hookSlot("swift_task_getMainExecutor_hook", as: GetMainExecutorHook?.self)
         else { return false }
         _ = MainQueue.isCurrent   // marks the main queue before any test asks
+        _ = ProgramStack.images   // read before any test's finding is symbolicated
         previousEnqueueGlobal = enqueueGlobal.pointee
         previousGetMainExecutor = getMainExecutor.pointee
         enqueueGlobal.pointee = { job, original in

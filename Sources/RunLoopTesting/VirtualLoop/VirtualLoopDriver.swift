@@ -257,9 +257,13 @@ final class VirtualLoopDriver: Sendable {
                    + items.map { "  - " + $0 }.joined(separator: "\n"), at: createdAt)
         }
         monitor.stopWatching()
+        let places = StartingPlaces()
+        let sleeps = monitor.realClockSleeps
+        if !sleeps.isEmpty {
+            report(realClockSleepMessage(sleeps, finding: places), at: createdAt)
+        }
         let inputs = monitor.offLoopInputs
         if !inputs.isEmpty {
-            let places = StartingPlaces()
             report("Work left the test's loop: \(inputs.count) piece\(inputs.count == 1 ? "" : "s"), not run in step with it\n"
                    + inputs.map { "  - " + $0.describe(finding: places) }.joined(separator: "\n"), at: createdAt)
         }
@@ -301,6 +305,14 @@ final class VirtualLoopDriver: Sendable {
             + "  Still due: " + (jobs + due).joined(separator: "; ") + "\n"
             + "  A task that never waits for long (for example `while true { await Task.yield() }`) keeps the loop busy; "
             + "raise maxPassesPerSettle if the work is finite."
+    }
+
+    private func realClockSleepMessage(_ sleeps: [RealClockSleep], finding places: StartingPlaces) -> String {
+        "The test slept on a real clock: \(sleeps.count) sleep\(sleeps.count == 1 ? "" : "s"), which virtual time cannot end\n"
+            + sleeps.map { "  - " + $0.describe(finding: places) }.joined(separator: "\n") + "\n"
+            + "  The test would wait for real time, and what runs meanwhile would depend on timing. The sleeping "
+            + "task was cancelled and its sleep ended at once (a throwing sleep threw CancellationError). Sleep on the "
+            + "test's virtual clock (`test.clock`) instead."
     }
 
     private func stuckMessage() -> String {

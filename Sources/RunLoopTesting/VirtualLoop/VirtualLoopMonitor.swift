@@ -5,7 +5,8 @@ import Runtime
 import Synchronization
 
 /// What one virtual-loop test knows of work outside its loop: main-actor use (the runtime's hook
-/// on the main executor's lookup) and inputs from other threads (the loop's event sink). It
+/// on the main executor's lookup), sleeps on a real clock (the loop as a scheduling executor) and
+/// inputs from other threads (the loop's event sink). It
 /// also takes the jobs the test's thread sends to the global executor onto the loop, and owns
 /// the main-queue barrier that keeps a hop to the main actor in step with the loop.
 ///
@@ -30,6 +31,7 @@ final class VirtualLoopMonitor: Sendable {
     /// The test used the main actor at some point: every settle ends with a main-queue barrier.
     private let mainActorUsed = Atomic<Bool>(false)
     private let inputs = Locked<[OffLoopInput]>([])
+    private let sleeps = Locked<[RealClockSleep]>([])
     private let barrierTimeouts = Atomic<Int>(0)
 
     init(loop: Loop, offLoopTimeout: Duration) {
@@ -68,6 +70,23 @@ final class VirtualLoopMonitor: Sendable {
         mainActorUsed.store(true, ordering: .releasing)
     }
 
+    /// The loop as a scheduling executor: a task on the loop's thread began a sleep on a real
+    /// clock, which virtual time cannot end (`remaining` before its deadline, nil for a clock
+    /// whose durations are not `Duration`s). Recorded with its stack, and the sleeping task (the
+    /// current one) is cancelled at once, so the sleep throws `CancellationError` instead of
+    /// making the test wait for real time. Returns whether a task was cancelled.
+    func noteRealClockSleep(clock: String, remaining: Duration?) -> Bool {
+        let sleep = RealClockSleep(clock: clock, remaining: remaining, backtrace: ProgramStack.capture())
+        sleeps.withLock { $0.append(sleep) }
+        return withUnsafeCurrentTask { task in
+            task?.cancel()
+            return task != nil
+        }
+    }
+
+    /// The sleeps on a real clock so far, oldest first.
+    var realClockSleeps: [RealClockSleep] { sleeps.withLock { $0 } }
+
     /// An input to the loop made on another thread (the event sink).
     func noteInput(_ input: LoopEvent.Input, label: String) {
         guard watchingInputs.load(ordering: .acquiring) else { return }
@@ -83,7 +102,7 @@ final class VirtualLoopMonitor: Sendable {
         case .signal: what = "a signal of source0 '\(label)'"
         case .send: what = "a message to port '\(label)'"
         }
-        let backtrace = try? Backtrace.capture()
+        let backtrace = ProgramStack.capture()
         let input = OffLoopInput(what: what, thread: Loop.currentThreadName, time: loop.clock.now, backtrace: backtrace)
         inputs.withLock { $0.append(input) }
     }

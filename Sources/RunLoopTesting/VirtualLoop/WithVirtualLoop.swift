@@ -24,8 +24,10 @@ import Darwin
 ///
 /// A hop to the main actor is waited for: the loop's thread blocks until the main queue has run
 /// it. An input from another thread that the loop did not wait for (Dispatch work, a task that
-/// ran elsewhere, a sleep on a real clock) is reported with the thread and the first frame of the
-/// program on its stack.
+/// ran elsewhere) is reported with the thread and the first frame of the program on its stack. A
+/// sleep on a real clock (`Task.sleep(for:)`, `SuspendingClock`), which virtual time cannot end,
+/// is reported when it begins on the loop's thread, and its task is cancelled at once, so the
+/// sleep throws `CancellationError` instead of making the test wait for real time.
 ///
 /// At the end, tasks still asleep on the clock and items still on the loop are reported (the
 /// sleepers are resumed with `CancellationError`). Failures go to `reporter` at the end of the

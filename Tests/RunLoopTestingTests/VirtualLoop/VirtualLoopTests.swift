@@ -135,17 +135,100 @@ import Testing
         #expect(message.contains("VirtualLoopTests.swift:\(line):"), "\(message)")
     }
 
-    @Test func aSleepOnARealClockIsReported() async throws {
+    @Test func aSleepOnARealClockIsReportedAndItsTaskCancelledAtOnce() async throws {
+        let reporter = CollectingLoopTestReporter()
+        let line = #line + 6
+        var thrown: (any Error)?
+        do {
+            try await withVirtualLoop(reporter: reporter) { _ in
+                // An hour of real time, which no advance of the virtual clock can end: the loop
+                // is told the moment the sleep begins, and the sleep throws at once.
+                try await Task.sleep(for: .seconds(3600))
+            }
+        } catch {
+            thrown = error
+        }
+        #expect(thrown is CancellationError)
+        // One report: the sleep's wake-up resumes nothing (no input from another thread). The
+        // hour read back says the loop got the sleep's own clock and deadline.
+        #expect(Self.placesMarked(reporter.messages, lines: [line]) == ["""
+            The test slept on a real clock: 1 sleep, which virtual time cannot end
+              - a sleep on ContinuousClock for about 3600.0 seconds, <place>
+              \(Self.realSleepAdvice)
+            """])
+    }
+
+    @Test func aSleepOnSuspendingClockInATaskOfTheBodyCancelsThatTaskOnly() async throws {
+        let reporter = CollectingLoopTestReporter()
+        let line = #line + 3
+        let (slept, bodyCancelled) = try await withVirtualLoop(reporter: reporter) { _ in
+            let sleeper = Task.detached {
+                try await SuspendingClock().sleep(for: .seconds(5400))
+            }
+            return (await sleeper.result, Task.isCancelled)
+        }
+        #expect(throws: CancellationError.self) { try slept.get() }
+        #expect(!bodyCancelled)
+        #expect(Self.placesMarked(reporter.messages, lines: [line]) == ["""
+            The test slept on a real clock: 1 sleep, which virtual time cannot end
+              - a sleep on SuspendingClock for about 5400.0 seconds, <place>
+              \(Self.realSleepAdvice)
+            """])
+    }
+
+    @Test func realClockSleepsOfEveryTaskOnTheLoopAreSeenWhenTheyBegin() async throws {
+        let reporter = CollectingLoopTestReporter()
+        let line = #line + 6
+        let (isolated, child) = try await withVirtualLoop(reporter: reporter) { test in
+            // A task isolated to the test: the stdlib's sleep is nonisolated, so the task hops
+            // to the global executor on the way (queued on the loop by the runtime hook). A
+            // child task prefers the loop and begins its sleep (MonotonicClock's, on
+            // SuspendingClock) before the hop comes back, so it is the first seen.
+            let isolated = Task { _ = test; try await Task.sleep(nanoseconds: 7_000_000_000) }
+            async let child: Void = MonotonicClock.shared.sleep(for: .milliseconds(250))
+            var childThrew: (any Error)?
+            do { try await child } catch { childThrew = error }
+            return (await isolated.result, childThrew)
+        }
+        #expect(throws: CancellationError.self) { try isolated.get() }
+        #expect(child is CancellationError)
+        #expect(Self.placesMarked(reporter.messages, lines: [line + 1, line]) == ["""
+            The test slept on a real clock: 2 sleeps, which virtual time cannot end
+              - a sleep on SuspendingClock for about 0.25 seconds, <place>
+              - a sleep on ContinuousClock for about 7.0 seconds, <place>
+              \(Self.realSleepAdvice)
+            """])
+    }
+
+    @Test func aRealClockSleepWhoseDeadlineHasPassedIsNotReported() async throws {
         let reporter = CollectingLoopTestReporter()
         try await withVirtualLoop(reporter: reporter) { _ in
-            // ContinuousClock: real time, waited for off the loop, and the task comes back from
-            // another thread. (Long enough that its deadline cannot pass before the sleep is
-            // queued: a job whose deadline has passed is queued at once, from the loop's thread.)
-            try await Task.sleep(for: .milliseconds(200))
+            try await Task.sleep(until: .now - .seconds(1), clock: .continuous)
         }
-        let message = try #require(reporter.messages.first)
-        #expect(message.contains("with no frame of the program on the stack"), "\(message)")
+        #expect(reporter.messages.isEmpty)
     }
+
+    /// `messages` with the place of each reported sleep, in order, replaced by `<place>` when it
+    /// is the line of `lines` or the stack had no frame of the program. The runtime resumes a
+    /// task on its way into the stdlib's nonisolated sleep either inline, with the caller's frames
+    /// still on the stack, or from a new job, without them; which one varies from run to run.
+    private static func placesMarked(_ messages: [String], lines: [Int]) -> [String] {
+        messages.map { message in
+            var remaining = lines[...]
+            return message.split(separator: "\n", omittingEmptySubsequences: false).map { text -> String in
+                guard text.hasPrefix("  - a sleep on "), let line = remaining.popFirst() else { return String(text) }
+                for place in [", at \(file):\(line)", ", with no frame of the program on the stack"] where text.hasSuffix(place) {
+                    return text.dropLast(place.count) + ", <place>"
+                }
+                return String(text)
+            }.joined(separator: "\n")
+        }
+    }
+
+    private static let file = "Tests/RunLoopTestingTests/VirtualLoop/VirtualLoopTests.swift"
+    private static let realSleepAdvice = "The test would wait for real time, and what runs meanwhile would depend on timing. "
+        + "The sleeping task was cancelled and its sleep ended at once (a throwing sleep threw CancellationError). Sleep "
+        + "on the test's virtual clock (`test.clock`) instead."
 
     @Test func aBodyNothingCanResumeIsReportedAndCancelled() async throws {
         let reporter = CollectingLoopTestReporter()
