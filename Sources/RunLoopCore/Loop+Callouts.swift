@@ -206,7 +206,8 @@ extension Loop {
         guard state.hasSignalled.load(ordering: .acquiring) else { return false }
         state.takeSignalled(into: &frame.scratch.pointee.sources)
         if frame.scratch.pointee.sources.isEmpty { return false }
-        sortPicks(&frame.scratch.pointee.sources)
+        // The usual single pick needs no sort, and no call to learn that.
+        if frame.scratch.pointee.sources.count > 1 { sortPicks(&frame.scratch.pointee.sources) }
 
         var handled = false
         var index = 0
@@ -230,9 +231,9 @@ extension Loop {
         return handled
     }
 
-    /// Insertion sort by (order, stamp): stable, in place, allocation-free for the usual few.
+    /// Insertion sort of two or more picks by (order, stamp): stable, in place, allocation-free
+    /// for the usual few.
     private func sortPicks(_ picks: inout [Source0Pick]) {
-        guard picks.count > 1 else { return }
         for i in 1..<picks.count {
             let pick = picks[i]
             var j = i
