@@ -10,8 +10,9 @@ import PThreads
 /// mutexes instead; two items on the same one only wait for each other's short critical
 /// sections. What makes sharing safe is the lock order, which was already the items' rule: a
 /// thread holds at most one item's lock at a time, and never takes a loop's lock while holding
-/// one (a loop's lock may be held while an item's is taken). Debug builds check the first at
-/// every `lock()`; the whole test suite runs with that check.
+/// one (a loop's lock may be held while an item's is taken). Debug builds check both, the first
+/// here at every `lock()` and the second at every `LoopLock.lock()`; the whole test suite runs
+/// with the checks.
 struct ItemLock {
     private let mutex: LentMutex
 

@@ -1,3 +1,4 @@
+import CRunLoopShims
 import PThreads
 import Synchronization
 #if canImport(Glibc)
@@ -46,6 +47,12 @@ final class LoopLock: Sendable {
     /// Takes the lock; the `Held` it returns must end with ``Held/unlock()``.
     @inline(__always)
     func lock() -> Held {
+        #if DEBUG
+        // The other half of the items' lock order (see `ItemLock`): a thread that holds an
+        // item's lock never waits for a loop's, which may be held while that item's is taken.
+        precondition(rlk_item_locks_held()!.pointee == 0,
+                     "a loop's lock taken while this thread holds an item's lock: the lock order is the loop's first")
+        #endif
         LentMutex(mutex).lock()
         #if DEBUG
         holder.store(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))), ordering: .relaxed)
