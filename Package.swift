@@ -35,7 +35,10 @@ let package = Package(
                 linkerSettings: [.linkedLibrary("dispatch", .when(platforms: [.linux]))]),
         // One pthread mutex for every module (ThreadSanitizer sees it, unlike Synchronization.Mutex)
         // and one way to start a thread.
-        .target(name: "PThreads"),
+        .target(name: "PThreads", dependencies: ["CHeldMutexes"]),
+        // Debug builds: the per-thread count of held PThreads mutexes, a C thread-local (Swift has
+        // none); `Diagnostics.report` checks it is 0.
+        .target(name: "CHeldMutexes"),
         // The autorelease pool's thread-locals (hot-page word, statistics state) in C.
         .target(name: "CPoolThreadWord"),
         // Typed time shared by the loop and the commit pipeline: `LoopInstant` and the nanosecond

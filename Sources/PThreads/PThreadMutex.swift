@@ -1,3 +1,6 @@
+#if DEBUG
+import CHeldMutexes
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -84,19 +87,43 @@ public struct LentMutex {
 
     /// Locks; pair with `unlock()` on the same thread. Prefer `withLock`.
     @inlinable @inline(__always)
-    public func lock() { pthread_mutex_lock(mutex) }
+    public func lock() {
+        #if DEBUG
+        HeldMutexes.count += 1
+        #endif
+        pthread_mutex_lock(mutex)
+    }
 
     /// Unlocks a mutex this thread locked.
     @inlinable @inline(__always)
-    public func unlock() { pthread_mutex_unlock(mutex) }
+    public func unlock() {
+        pthread_mutex_unlock(mutex)
+        #if DEBUG
+        HeldMutexes.count -= 1
+        #endif
+    }
 
     /// Runs `body` with the mutex held.
     @inlinable @inline(__always)
     public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        lock()
+        defer { unlock() }
         return try body()
     }
+}
+
+/// Debug builds: how many mutexes of this module (every RunLoopKit lock: a loop's, an item's,
+/// a `Locked` value's) the calling thread holds. `LentMutex` counts each lock and unlock, so
+/// `Diagnostics.report` can check that no report (and so no user handler) runs under a library
+/// lock. Release builds have no count and no instruction for it.
+public enum HeldMutexes {
+    #if DEBUG
+    /// The calling thread's count; 0 when it holds none.
+    public static var count: Int32 {
+        @inlinable @inline(__always) get { rlk_held_mutexes().pointee }
+        @inlinable @inline(__always) set { rlk_held_mutexes().pointee = newValue }
+    }
+    #endif
 }
 
 /// A value guarded by a `PThreadMutex`.

@@ -68,32 +68,37 @@ extension Loop {
     }
 
     /// The main queue's descriptor when this run services the main queue, else nil; the
-    /// descriptor is made on the first such run.
+    /// descriptor is made on the first such run (which finds it in no wait set yet, so
+    /// `updateAsyncPortInSet` follows and reports what `watchMainQueue` deferred).
     private func mainQueuePortForRun(_ state: ModeState, _ held: borrowing LoopLock.Held) -> Descriptor? {
         guard mainQueueClause(state, held) else { return nil }
         if owned.dispatchFD == nil {
             owned.dispatchFD = Descriptor(Int32(rlk_dispatch_main_queue_handle()))
-            watchMainQueue()
+            watchMainQueue(held)
         }
         return owned.dispatchFD
     }
 
     /// Adds `port` to the run's mode's wait set, or (nil) takes the descriptor out of it for
-    /// this run, to be put back by `restoreAsyncPort`.
+    /// this run, to be put back by `restoreAsyncPort`. Rare (a mode's first run that services
+    /// the queue, a run nested in the queue's drain), so a failure is reported here, with the
+    /// lock released for the moment: the run's first section goes on after it.
+    @inline(never)
     private func updateAsyncPortInSet(_ port: Descriptor?, _ run: RunContext, _ held: borrowing LoopLock.Held) {
         let state = run.mode
         if let port {
             // On a failure the next run tries again (reported).
             if valueOrErrno("epoll_ctl(ADD)", { rlk_epoll_add(state.epollFD.raw, port.raw, 1, WaitToken.async, 0) })
-                .reportingFailure(.systemCallFailed, "adding the async queue to mode '\(state.mode)'; the next run tries again") != nil {
+                .deferringFailure(.systemCallFailed, "adding the async queue to mode '\(state.mode)'; the next run tries again", held) != nil {
                 held[state].asyncInSet = port
             }
         } else if let inSet = held[state].asyncInSet {
             valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD.raw, inSet.raw) }
-                .reportingFailure(.systemCallFailed, "taking the async queue out of mode '\(state.mode)'")
+                .deferringFailure(.systemCallFailed, "taking the async queue out of mode '\(state.mode)'", held)
             run.frame.scratch.pointee.removedAsyncPort = inSet
             held[state].asyncInSet = nil
         }
+        held.reportDeferredWhileReleased()
     }
 
     /// R5.6: puts back the async descriptor a run took out of its mode's set (L1). Loop thread,
@@ -101,14 +106,23 @@ extension Loop {
     @inline(__always)
     func restoreAsyncPort(_ run: RunContext, _ held: borrowing LoopLock.Held) {
         guard let removed = run.frame.scratch.pointee.removedAsyncPort else { return }
+        putBackAsyncPort(removed, run, held)
+    }
+
+    /// `restoreAsyncPort` when the run took the descriptor out: rare (a run nested in the
+    /// queue's drain), so a failure is reported here, with the lock released for the moment:
+    /// the run's last section goes on after it.
+    @inline(never)
+    private func putBackAsyncPort(_ removed: Descriptor, _ run: RunContext, _ held: borrowing LoopLock.Held) {
         let state = run.mode
         if !held.loop.tornDown && held[state].asyncInSet == nil {
             if valueOrErrno("epoll_ctl(ADD)", { rlk_epoll_add(state.epollFD.raw, removed.raw, 1, WaitToken.async, 0) })
-                .reportingFailure(.systemCallFailed, "putting the async queue back into mode '\(state.mode)'; the next run tries again") != nil {
+                .deferringFailure(.systemCallFailed, "putting the async queue back into mode '\(state.mode)'; the next run tries again", held) != nil {
                 held[state].asyncInSet = removed
             }
         }
         run.frame.scratch.pointee.removedAsyncPort = nil
+        held.reportDeferredWhileReleased()
     }
 
     /// R4a for the main loop: on the main thread, not inside a main-queue drain, running a
@@ -155,10 +169,10 @@ extension Loop {
             return
         }
         let scratch = run.frame.scratch
-        lock.withLock { held in
+        lock.withLockReporting { held in
             held.loop.insideAsyncDrain += 1
             takeAsyncWork(into: &scratch.pointee.async, held)
-            if let descriptor = held.loop.asyncFD { _ = drainCounter(descriptor, "the async queue's descriptor") }
+            if let descriptor = held.loop.asyncFD { _ = drainCounter(descriptor, "the async queue's descriptor", held) }
         }
         var index = 0
         while index < scratch.pointee.async.count {

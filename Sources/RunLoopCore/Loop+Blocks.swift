@@ -98,7 +98,7 @@ extension Loop {
         }
         for name in names { _ = modeState(name, create: true, held) }
         appendBlock(block, held)
-        held.unlock()
+        held.unlockReporting()   // a mode that could not be created is reported
         return true
     }
 

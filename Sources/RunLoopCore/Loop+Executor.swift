@@ -38,7 +38,7 @@ extension Loop: SerialExecutor, TaskExecutor {
         if !held.loop.jobModesExist { held.loop.jobModesExist = createJobModes(held) }
         appendBlock(PendingBlock(target: held.loop.jobTarget, label: "job", job: job, asTaskExecutor: asTaskExecutor), held)
         let wakeUp = decideWakeUp(held)
-        held.unlock()
+        held.unlockReporting()   // a job mode that could not be created is reported
         if InputReporting.isActive { reportInput(.wakeUp, label: "") }
         write(wakeUp)
     }

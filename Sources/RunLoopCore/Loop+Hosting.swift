@@ -190,7 +190,7 @@ public final class HostedRun {
         held.loop.sleeping = true                                          // W4: isWaiting from here
         if held.loop.sleepWatchers > 0 { loop.sleepStarted.broadcast() }
         run.mode.syncTimerFD(held)   // T3: a timer moved meanwhile makes the descriptor readable
-        held.unlock()
+        held.unlockReporting()       // a timer descriptor that could not be armed
         if loop.hasSink { loop.emit(.sleep, "", run.mode.mode) }
         phase = .prepared(handled: handled, poll: poll, asyncReady: asyncReady, slept: true)
     }
@@ -224,7 +224,7 @@ public final class HostedRun {
             let held = loop.lock.lock()
             let plan = WaitPlan(poll: true, quiet: loop.isQuiet(run, held),
                                 armed: run.mode.armedDeadline(held), batch: held[run.mode].files.count > 1)
-            held.unlock()
+            held.unlockReporting()   // a main-queue watch that failed (`isQuiet`)
             let woke = loop.wait(run, plan)
             woke.held[run.frame].ignoresWakeUps = true
             cause = woke

@@ -109,7 +109,7 @@ extension Loop {
 
     func addItem<Item: ModeItem>(_ item: Item, mode: Loop.Mode) -> AddOutcome {
         var joined: [Loop.Mode] = []
-        let outcome: AddOutcome = lock.withLock { held in
+        let outcome: AddOutcome = lock.withLockReporting { held in
             guard !held.loop.tornDown else { return .refused(.loopTornDown) }
             guard mode == .common else {
                 guard let state = modeState(mode, create: true, held) else {
@@ -169,7 +169,7 @@ extension Loop {
 
     func removeItem<Item: ModeItem>(_ item: Item, mode: Loop.Mode) -> Bool {
         var left: [Loop.Mode] = []
-        lock.withLock { held in
+        lock.withLockReporting { held in
             if mode == .common {
                 guard let i = held.loop.commonItems[keyPath: Item.commonList].firstIndex(where: { $0 === item }) else { return }
                 held.loop.commonItems[keyPath: Item.commonList].remove(at: i)
@@ -203,7 +203,7 @@ extension Loop {
     /// O6, S6, T7: drop an invalidated item from every mode and the common items.
     func purgeItem<Item: ModeItem>(_ item: Item) {
         var left: [Loop.Mode] = []
-        lock.withLock { held in
+        lock.withLockReporting { held in
             held.loop.commonItems[keyPath: Item.commonList].removeAll { $0 === item }
             for name in held.loop.modeOrder where remove(item, from: held.loop.modes[name]!, held) { left.append(name) }
         }
@@ -222,9 +222,10 @@ extension Loop {
         return scheduled
     }
 
-    /// T5/T6: re-sort a timer whose date changed in every mode holding it, and re-arm.
+    /// T5/T6: re-sort a timer whose date changed in every mode holding it, and re-arm (a
+    /// re-arm that failed while the loop sleeps is reported once both locks are released).
     func reposition(_ timer: LoopTimer) {
-        lock.withLock { held in timer.core.lock.withLock { reposition(timer, held) } }
+        lock.withLockReporting { held in timer.core.lock.withLock { reposition(timer, held) } }
     }
 
     /// `reposition` with the timer's lock held too: each of the timer's modes in this loop
@@ -248,7 +249,7 @@ extension Loop {
     /// Re-registers an fd source's descriptor with a new interest in every mode holding it;
     /// all or nothing: on a failure the modes already changed are put back.
     func modifyInterest(of source: LoopFileSource, to bits: UInt32) throws(SystemCallError) {
-        let failure: SystemCallError? = lock.withLock { held in
+        let failure: SystemCallError? = lock.withLockReporting { held in
             let holders = held.loop.modeOrder.compactMap { held.loop.modes[$0] }.filter { source.isHeld(by: $0, held) }
             let old = source.interestBitsNow
             for (index, state) in holders.enumerated() {
@@ -257,8 +258,8 @@ extension Loop {
                 }) {
                     for done in holders[..<index] {
                         valueOrErrno("epoll_ctl(MOD)") { rlk_epoll_modify(done.epollFD.raw, source.fd, old, source.core.id, 0) }
-                            .reportingFailure(.systemCallFailed, "restoring the interest of '\(source.label)' in mode '\(done.mode)'",
-                                              item: source.label)
+                            .deferringFailure(.systemCallFailed, "restoring the interest of '\(source.label)' in mode '\(done.mode)'",
+                                              item: source.label, held)
                     }
                     return failure
                 }

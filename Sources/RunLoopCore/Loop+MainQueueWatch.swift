@@ -17,22 +17,26 @@ import CRunLoopShims
 // (`mainQueueMayBeReady`). A poke that races with that wait arrives as a completion after it,
 // so the next pass sees it: no poke is lost, and none is seen before it happened.
 extension Loop {
-    /// Main loop, owner thread, once `owned.dispatchFD` is known: starts the watch, or reports
-    /// once that the kernel has none (the passes then poll the descriptor, as before).
-    func watchMainQueue() {
+    /// Main loop, owner thread, once `owned.dispatchFD` is known (in a run's first section):
+    /// starts the watch, or reports once, when the lock is released, that the kernel has none
+    /// (the passes then poll the descriptor, as before).
+    func watchMainQueue(_ held: borrowing LoopLock.Held) {
         guard let descriptor = owned.dispatchFD else { return }
         if let watch = rlk_readiness_ring_create(descriptor.raw) {
             owned.mainQueueWatch = watch
             return
         }
         let failure = SystemCallError(call: "io_uring_setup", code: errno)
-        Diagnostics.report(.info, .mainQueuePolled,
-                           "\(failure): Loop.main checks the main dispatch queue with a system call on each polling pass")
+        held.deferReport(.info, .mainQueuePolled,
+                         "\(failure): Loop.main checks the main dispatch queue with a system call on each polling pass")
     }
 
     /// Main loop, owner thread: true when no poke of the main queue can be unread. Consumes
     /// the watch's completions. Without a watch, false: the wait must poll the descriptor.
-    func mainQueueIdle() -> Bool {
+    /// Under the loop's lock (`isQuiet`): a failure is deferred to its release, and makes the
+    /// answer false, so the pass goes on to a wait that polls the set (`waitInKernel`, which
+    /// releases the lock with `unlockReporting()`).
+    func mainQueueIdle(_ held: borrowing LoopLock.Held) -> Bool {
         guard let watch = owned.mainQueueWatch else { return false }
         switch rlk_readiness_ring_check(watch) {
         case 0:
@@ -43,8 +47,8 @@ extension Loop {
         default:
             // Re-arming the kernel's poll failed: fall back to polling the descriptor.
             let failure = SystemCallError(call: "io_uring_enter", code: errno)
-            Diagnostics.report(.warning, .systemCallFailed,
-                               "re-arming the main queue's watch: \(failure); Loop.main polls the main queue with a system call from now on")
+            held.deferReport(.warning, .systemCallFailed,
+                             "re-arming the main queue's watch: \(failure); Loop.main polls the main queue with a system call from now on")
             rlk_readiness_ring_destroy(watch)
             owned.mainQueueWatch = nil
             owned.mainQueueMayBeReady = true

@@ -105,7 +105,7 @@ extension Loop {
         held.loop.sleeping = true                                     // W4: isWaiting from here
         if held.loop.sleepWatchers > 0 { sleepStarted.broadcast() }   // see `waitUntilWaiting`
         run.mode.syncTimerFD(held)   // T3: from now on `rearm` writes it as it changes
-        held.unlock()
+        held.unlockReporting()       // a timer descriptor that could not be armed, a main-queue watch that failed
         if !poll && hasSink { emit(.sleep, "", run.mode.mode) }
         let woke = wait(run, plan)
         let after = woke.held
@@ -135,7 +135,7 @@ extension Loop {
     @inline(__always)
     func isQuiet(_ run: RunContext, _ held: borrowing LoopLock.Held) -> Bool {
         // The main queue first, so that the watch's completions are consumed on every pass.
-        let asyncQuiet = run.asyncPort == nil || (isMainLoop ? mainQueueIdle() : held.loop.queues.asyncWork.isEmpty)
+        let asyncQuiet = run.asyncPort == nil || (isMainLoop ? mainQueueIdle(held) : held.loop.queues.asyncWork.isEmpty)
         return asyncQuiet && !hasWrittenWakeUpPending(held)
             && held[run.mode].ports.isEmpty && held[run.mode].files.isEmpty
     }

@@ -152,7 +152,7 @@ public final class Loop: Sendable {
         self.lock = LoopLock(guarding: initial)
         // M2: the default mode exists from the start (if its descriptors cannot be made, the
         // first add to it tries again).
-        lock.withLock { _ = modeState(.default, create: true, $0) }
+        lock.withLockReporting { _ = modeState(.default, create: true, $0) }
     }
 
     deinit {
@@ -181,7 +181,7 @@ public final class Loop: Sendable {
     /// ```
     public func addCommonMode(_ mode: Loop.Mode) {
         guard mode != .common else { return }
-        let scheduled: [LoopSource] = lock.withLock { held in
+        let scheduled: [LoopSource] = lock.withLockReporting { held in
             guard !held.loop.tornDown, !held.loop.commonModeNames.contains(mode) else { return [] }
             // A mode that cannot be created now (reported) does not become common; calling
             // again tries again.
@@ -198,7 +198,8 @@ public final class Loop: Sendable {
     }
 
     /// The mode's state, created if asked (M1); nil for `.common` (M3), a torn-down loop (R2),
-    /// a missing mode not to be created, or one whose creation failed (reported).
+    /// a missing mode not to be created, or one whose creation failed (reported when the lock
+    /// is released: a caller that creates releases it with `unlockReporting()`).
     func modeState(_ mode: Loop.Mode, create: Bool, _ held: borrowing LoopLock.Held) -> ModeState? {
         if held.loop.tornDown { return nil }
         if let last = lastLookedUp(mode, held) { return last.takeUnretainedValue() }
@@ -213,11 +214,12 @@ public final class Loop: Sendable {
         return state
     }
 
-    /// Creates `mode` (M1), or records and reports why it cannot exist now (its descriptors
-    /// could not be made); a later call tries again. `mode` is not `.common` and does not exist.
+    /// Creates `mode` (M1), or records why it cannot exist now (its descriptors could not be
+    /// made) and defers its report to the lock's release; a later call tries again. `mode` is
+    /// not `.common` and does not exist.
     func makeMode(_ mode: Loop.Mode, _ held: borrowing LoopLock.Held) -> Result<ModeState, SystemCallError> {
         guard let wake = held.loop.wakeUp.descriptor else { return .failure(SystemCallError(call: "eventfd", code: EBADF)) }
-        switch ModeState.make(mode: mode, wakeFD: wake, virtualClock: virtualClock != nil) {
+        switch ModeState.make(mode: mode, wakeFD: wake, virtualClock: virtualClock != nil, held) {
         case .success(let state):
             held.loop.unavailableModes[mode] = nil
             held[state].isCommon = held.loop.commonModeNames.contains(mode)
@@ -226,8 +228,8 @@ public final class Loop: Sendable {
             return .success(state)
         case .failure(let failure):
             held.loop.unavailableModes[mode] = failure
-            Diagnostics.report(.error, .modeUnavailable,
-                               "mode '\(mode)' cannot be created: \(failure); items added to it are refused and runs of it return .finished until it can")
+            held.deferReport(.error, .modeUnavailable,
+                             "mode '\(mode)' cannot be created: \(failure); items added to it are refused and runs of it return .finished until it can")
             return .failure(failure)
         }
     }
@@ -259,7 +261,7 @@ public final class Loop: Sendable {
     /// Stops the next run of `mode` — now, if it is running, or the next one otherwise (W2:
     /// sticky until consumed). Creates the mode. Any thread.
     public func stop(mode: Loop.Mode) {
-        let known = lock.withLock { held -> Bool in
+        let known = lock.withLockReporting { held -> Bool in
             guard let state = modeState(mode, create: true, held) else { return false }
             held[state].stopped = true
             controlChanged(held)
@@ -313,14 +315,15 @@ public final class Loop: Sendable {
 
     // MARK: Teardown: at thread exit or tearDown() (W6)
 
-    /// Closes every descriptor and marks the loop torn down.
+    /// Closes every descriptor and marks the loop torn down; a failure is deferred to the
+    /// lock's release.
     func closeDescriptors(_ held: borrowing LoopLock.Held) {
-        for state in held.loop.modes.values { state.closeDescriptors() }
+        for state in held.loop.modes.values { state.closeDescriptors(held) }
         // A wakeUp() that decided before the teardown may still be writing the descriptor;
         // closing it first could let that write hit a reused descriptor number.
         waitForWakeUpWrites()
-        if let wake = held.loop.wakeUp.descriptor { closeDescriptor(wake, "a loop's wake-up descriptor") }
-        if let async = held.loop.asyncFD { closeDescriptor(async, "a loop's async-queue descriptor") }
+        if let wake = held.loop.wakeUp.descriptor { closeDescriptor(wake, "a loop's wake-up descriptor", held) }
+        if let async = held.loop.asyncFD { closeDescriptor(async, "a loop's async-queue descriptor", held) }
         held.loop.wakeUp.descriptor = nil
         held.loop.asyncFD = nil
         held.loop.tornDown = true
@@ -329,7 +332,7 @@ public final class Loop: Sendable {
 
     /// `closeDescriptors` for a loop going away: nobody else can reach it.
     private func closeDescriptors(of state: UnsafeMutablePointer<LoopGuardedState>) {
-        for mode in state.pointee.modes.values { mode.closeDescriptors() }
+        for mode in state.pointee.modes.values { mode.closeDescriptorsUnshared() }
         waitForWakeUpWrites()
         if let wake = state.pointee.wakeUp.descriptor { closeDescriptor(wake, "a loop's wake-up descriptor") }
         if let async = state.pointee.asyncFD { closeDescriptor(async, "a loop's async-queue descriptor") }

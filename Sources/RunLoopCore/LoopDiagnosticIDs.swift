@@ -31,4 +31,8 @@ extension DiagnosticID {
     /// A `HostedRun` was released while its run was still going: its Exit never ran and the
     /// loop's run stays pushed. End a hosted run with `end()` (or drive it to a result).
     public static let hostedRunAbandoned: DiagnosticID = "loop.hosted-run-abandoned"
+    /// One critical section of a loop raised more diagnostics than the loop keeps for reporting
+    /// once its lock is released (16: a teardown that failed to close the descriptors of many
+    /// modes); the message says how many were dropped.
+    public static let diagnosticsDropped: DiagnosticID = "loop.diagnostics-dropped"
 }

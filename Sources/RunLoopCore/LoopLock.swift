@@ -132,15 +132,37 @@ final class LoopLock: Sendable {
             }
         }
 
-        /// Releases the lock.
+        /// Releases the lock. A critical section that may defer a diagnostic releases it with
+        /// `unlockReporting()` instead.
         @inline(__always)
         consuming func unlock() {
+            #if DEBUG
+            checkHeld()
+            precondition(state.pointee.deferredDiagnostics.isEmpty,
+                         "a loop's lock released with unlock() while diagnostics raised under it wait to be reported: release it with unlockReporting()")
+            lock._withUnsafeGuaranteedRef { $0.holder.store(0, ordering: .relaxed) }
+            #endif
+            mutex.unlock()
+            discard self
+        }
+
+        /// Runs `body` with the lock released, then takes it back, as a condition wait does: the
+        /// caller's critical section is two sections from here on. Only for rare paths at a
+        /// point where nothing read before must still hold after.
+        @inline(never)
+        func whileReleased(_ body: () -> Void) {
             #if DEBUG
             checkHeld()
             lock._withUnsafeGuaranteedRef { $0.holder.store(0, ordering: .relaxed) }
             #endif
             mutex.unlock()
-            discard self
+            body()
+            mutex.lock()
+            #if DEBUG
+            lock._withUnsafeGuaranteedRef {
+                $0.holder.store(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))), ordering: .relaxed)
+            }
+            #endif
         }
 
         @usableFromInline

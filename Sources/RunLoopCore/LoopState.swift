@@ -40,6 +40,10 @@ struct LoopGuardedState {
     /// Depth of async-queue drains in progress (CF's `__CFTSDKeyIsInGCDMainQ`; only the owner
     /// thread drains, so a per-loop counter is that thread's flag; other threads read it for R4a).
     var insideAsyncDrain = 0
+    /// Diagnostics raised in the current critical section, reported once the lock is released
+    /// (`LoopLock.Held.unlockReporting()`): never under the lock, where a handler calling back
+    /// into the loop would deadlock.
+    var deferredDiagnostics = DeferredDiagnostics()
 
     /// The innermost run's frame (frames[0] when the loop is not running).
     var innermostFrame: RunFrameHandle { frameHandles[depth] }

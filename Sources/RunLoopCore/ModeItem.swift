@@ -12,7 +12,8 @@ protocol ModeItem: AnyObject {
     func isHeld(by state: ModeState, _ held: borrowing LoopLock.Held) -> Bool
     /// Puts the item (already bound to `loop`) into `state`; a failure leaves `state` as it was.
     func insert(into state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) -> SystemCallError?
-    /// Takes the item out of `state`, which holds it.
+    /// Takes the item out of `state`, which holds it. A system call that fails is deferred to
+    /// the lock's release.
     func erase(from state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held)
     /// After the lock is released: the concrete modes the item joined (S5's schedule callout).
     func didJoin(_ loop: Loop, modes: [Loop.Mode])
@@ -113,7 +114,7 @@ extension LoopPortSource: ModeItem {
     func erase(from state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) {
         held[state].ports[core.id] = nil
         valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD.raw, fd) }
-            .reportingFailure(.systemCallFailed, "removing port '\(label)' from mode '\(state.mode)'", item: label)
+            .deferringFailure(.systemCallFailed, "removing port '\(label)' from mode '\(state.mode)'", item: label, held)
     }
 }
 
@@ -131,8 +132,8 @@ extension LoopFileSource: ModeItem {
         held[state].files[core.id] = nil
         // A descriptor closed before its source was removed has already left every epoll set.
         valueOrErrno("epoll_ctl(DEL)") { rlk_epoll_remove(state.epollFD.raw, fd) }
-            .reportingFailure(.systemCallFailed,
+            .deferringFailure(.systemCallFailed,
                               "removing fd \(fd) from mode '\(state.mode)' (closed before its source was removed?)",
-                              item: label, severity: .warning)
+                              item: label, severity: .warning, held)
     }
 }

@@ -70,23 +70,25 @@ final class ModeState: Sendable {
         self.wakeFD = wakeFD
     }
 
-    /// A new mode with its wait set and timer descriptor, or the failure (reported) that left
-    /// none of them open: the process is out of descriptors or memory.
-    static func make(mode: Loop.Mode, wakeFD: Descriptor, virtualClock: Bool) -> Result<ModeState, SystemCallError> {
+    /// A new mode with its wait set and timer descriptor, or the failure that left none of them
+    /// open: the process is out of descriptors or memory. Made under the loop's lock, so each
+    /// failure is deferred to the lock's release.
+    static func make(mode: Loop.Mode, wakeFD: Descriptor, virtualClock: Bool,
+                     _ held: borrowing LoopLock.Held) -> Result<ModeState, SystemCallError> {
         let what = "the wait set of mode '\(mode)'"
         let timerWhat = "the timer descriptor of mode '\(mode)'"
         let epollFD: Descriptor
-        switch makeDescriptor("epoll_create1", for: what, { rlk_epoll_create() }) {
+        switch makeDescriptor("epoll_create1", for: what, held, { rlk_epoll_create() }) {
         case .success(let fd): epollFD = fd
         case .failure(let failure): return .failure(failure)
         }
         let timerFD: Descriptor
         switch virtualClock
-            ? makeDescriptor("eventfd", for: timerWhat, { rlk_eventfd_create() })
-            : makeDescriptor("timerfd_create", for: timerWhat, { rlk_timerfd_create() }) {
+            ? makeDescriptor("eventfd", for: timerWhat, held, { rlk_eventfd_create() })
+            : makeDescriptor("timerfd_create", for: timerWhat, held, { rlk_timerfd_create() }) {
         case .success(let fd): timerFD = fd
         case .failure(let failure):
-            closeDescriptor(epollFD, what)
+            closeDescriptor(epollFD, what, held)
             return .failure(failure)
         }
         // The wake-up descriptor is edge-triggered: each write reports one event to each set
@@ -94,9 +96,11 @@ final class ModeState: Sendable {
         // another thread). Its counter only grows, by one per write; 2^64 writes are out of
         // reach. An event left in another mode's set is dropped there as stale (see `wait`).
         for (fd, token, edge) in [(wakeFD, WaitToken.wake, Int32(1)), (timerFD, WaitToken.timer, Int32(0))] {
-            if case .failure(let failure) = createDescriptor("epoll_ctl(ADD)", for: what, { rlk_epoll_add(epollFD.raw, fd.raw, 1, token, edge) }) {
-                closeDescriptor(epollFD, what)
-                closeDescriptor(timerFD, timerWhat)
+            if case .failure(let failure) = createDescriptor("epoll_ctl(ADD)", for: what, held, {
+                rlk_epoll_add(epollFD.raw, fd.raw, 1, token, edge)
+            }) {
+                closeDescriptor(epollFD, what, held)
+                closeDescriptor(timerFD, timerWhat, held)
                 return .failure(failure)
             }
         }
@@ -111,8 +115,14 @@ final class ModeState: Sendable {
         guardedStorage.free()
     }
 
-    /// Closes the mode's descriptors (loop teardown).
-    func closeDescriptors() {
+    /// Closes the mode's descriptors (loop teardown, under the loop's lock).
+    func closeDescriptors(_ held: borrowing LoopLock.Held) {
+        closeDescriptor(epollFD, "the wait set of mode '\(mode)'", held)
+        closeDescriptor(timerFD, "the timer descriptor of mode '\(mode)'", held)
+    }
+
+    /// Closes the mode's descriptors (a loop released without teardown: nobody holds its lock).
+    func closeDescriptorsUnshared() {
         closeDescriptor(epollFD, "the wait set of mode '\(mode)'")
         closeDescriptor(timerFD, "the timer descriptor of mode '\(mode)'")
     }
@@ -154,6 +164,9 @@ final class ModeState: Sendable {
     /// the wake is deferred from the earliest fire date to the LATEST fire date that is still
     /// ≤ `hard`, so timers within each other's tolerance fire in one pass, and a lone timer
     /// is never delayed for nothing.
+    ///
+    /// A system call (made only when `waiting`) that fails is deferred to the lock's release: a
+    /// caller that may pass `waiting` true releases the lock with `unlockReporting()`.
     func rearm(waiting: Bool, _ held: borrowing LoopLock.Held) {
         // Nobody waits on the set: the deadline is computed when it is next read (the pass's
         // poll, the start of a wait), so a timer that stops being eligible as it fires and then
@@ -170,7 +183,7 @@ final class ModeState: Sendable {
         let told: Bool
         if virtualClock {
             told = valueOrErrno("write(eventfd)") { rlk_eventfd_signal(timerFD.raw) }
-                .reportingFailure(.systemCallFailed, "telling a virtual wait in mode '\(mode)' that its deadline moved") != nil
+                .deferringFailure(.systemCallFailed, "telling a virtual wait in mode '\(mode)' that its deadline moved", held) != nil
         } else {
             told = syncTimerFD(held)
         }
@@ -179,7 +192,7 @@ final class ModeState: Sendable {
         // wake-up descriptor is open.
         if !told {
             valueOrErrno("write(eventfd)") { rlk_eventfd_signal(wakeFD.raw) }
-                .reportingFailure(.systemCallFailed, "waking mode '\(mode)' after its timer descriptor failed")
+                .deferringFailure(.systemCallFailed, "waking mode '\(mode)' after its timer descriptor failed", held)
         }
     }
 
@@ -189,7 +202,8 @@ final class ModeState: Sendable {
     /// also resets an expired, unread timerfd, so it never wakes a wait for a deadline that
     /// no longer exists (no L-g); one left expired at an unchanged deadline belongs to a timer
     /// that is due anyway.
-    /// Returns false when arming failed (reported; the next call tries again).
+    /// Returns false when arming failed (deferred to the lock's release, so the caller releases
+    /// it with `unlockReporting()`; the next call tries again).
     @inline(__always) @discardableResult
     func syncTimerFD(_ held: borrowing LoopLock.Held) -> Bool {
         guard !virtualClock else { return true }
@@ -197,7 +211,7 @@ final class ModeState: Sendable {
         guard held[self].kernelDeadline != deadline else { return true }
         guard valueOrErrno("timerfd_settime", {
             rlk_timerfd_arm(timerFD.raw, deadline == .max ? 0 : max(deadline, 1))
-        }).reportingFailure(.systemCallFailed, "arming the timer descriptor of mode '\(mode)'") != nil else { return false }
+        }).deferringFailure(.systemCallFailed, "arming the timer descriptor of mode '\(mode)'", held) != nil else { return false }
         held[self].kernelDeadline = deadline
         return true
     }

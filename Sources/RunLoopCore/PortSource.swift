@@ -190,14 +190,17 @@ public final class LoopPortSource: Sendable {
     /// Drops pending messages and removes the port from its loop.
     public func invalidate() {
         var waiters: [CheckedContinuation<Void, Never>] = []
-        guard let loops = core.invalidate(also: {
+        var drained: Result<UInt64, SystemCallError> = .success(0)
+        let loops = core.invalidate(also: {
             queue.removeAll()
             head = 0
-            _ = drainCounter(fd, "port '\(label)'")
+            drained = readCounter(fd)
             waiters = roomWaiters.map(\.continuation)
             roomWaiters.removeAll()
             roomChanged.broadcast()   // blocked senders see the port closed
-        }) else { return }
+        })
+        drained.reportingFailure(.systemCallFailed, "draining port '\(label)'")   // the port's lock released
+        guard let loops else { return }
         for waiter in waiters { waiter.resume() }
         for loop in loops { loop.purgeItem(self) }
     }
@@ -226,14 +229,16 @@ public final class LoopPortSource: Sendable {
     /// The loop found the port readable with nothing queued: a drain that failed left the
     /// descriptor readable. Resets it, so the wait does not return for the port again.
     func dropStaleReadiness() {
-        core.lock.withLock {
-            if head == queue.count { _ = drainCounter(fd, "port '\(label)'") }
+        let drained = core.lock.withLock { () -> Result<UInt64, SystemCallError> in
+            head == queue.count ? readCounter(fd) : .success(0)
         }
+        drained.reportingFailure(.systemCallFailed, "draining port '\(label)'")   // the port's lock released
     }
 
     /// The next message, keeping the eventfd readable while more remain. Taking one from a
     /// full queue makes room: one blocked sender or waiting task is let through.
     func takeOne() -> Message? {
+        var drained: Result<UInt64, SystemCallError> = .success(0)
         let (message, waiter) = core.lock.withLock { () -> (Message?, CheckedContinuation<Void, Never>?) in
             guard core.valid, head < queue.count else { return (nil, nil) }
             let wasFull = queue.count - head >= capacity
@@ -242,7 +247,7 @@ public final class LoopPortSource: Sendable {
             if head == queue.count {
                 queue.removeAll(keepingCapacity: true)
                 head = 0
-                _ = drainCounter(fd, "port '\(label)'")
+                drained = readCounter(fd)
             } else if head >= 64 && head * 2 >= queue.count {
                 queue.removeFirst(head)
                 head = 0
@@ -251,6 +256,7 @@ public final class LoopPortSource: Sendable {
             roomChanged.broadcast()
             return (message, roomWaiters.isEmpty ? nil : roomWaiters.removeFirst().continuation)
         }
+        drained.reportingFailure(.systemCallFailed, "draining port '\(label)'")   // the port's lock released
         waiter?.resume()
         return message
     }

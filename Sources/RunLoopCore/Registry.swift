@@ -93,7 +93,7 @@ extension Loop {
         let unrunJobs = takeJobs(held)
         dropQueues(held)
         closeDescriptors(held)
-        held.unlock()
+        held.unlockReporting()
         // A torn-down loop never calls out again: drop the sink and interceptor, and the owner
         // thread's copies of them, so nothing they hold (often the loop itself) stays alive.
         updateInstrumentation { $0 = Instrumentation() }
@@ -137,15 +137,20 @@ final class LoopRegistry: Sendable {
         self.key = key
     }
 
+    /// The main loop, made on first use. Made outside the table's lock, as every loop is: making
+    /// one may report a diagnostic (a mode's descriptors that could not be created), and the
+    /// handler may call back into the library. Of two threads that make it at once, the first
+    /// to register its loop wins; the other's is dropped.
     var mainLoop: Loop {
-        table.withLock { table in
+        if let main = table.withLock({ $0.main }) { return main }
+        let thread = rlk_main_pthread()
+        let made = Loop(clock: MonotonicClock.shared, owner: thread, ownerTID: Int64(getpid()),
+                        registered: true, isMain: true)
+        return table.withLock { table in
             if let main = table.main { return main }
-            let thread = rlk_main_pthread()
-            let loop = Loop(clock: MonotonicClock.shared, owner: thread, ownerTID: Int64(getpid()),
-                            registered: true, isMain: true)
-            table.loops[UInt(bitPattern: Int(bitPattern: UInt(thread)))] = loop
-            table.main = loop
-            return loop
+            table.loops[UInt(bitPattern: Int(bitPattern: UInt(thread)))] = made
+            table.main = made
+            return made
         }
     }
 
@@ -156,12 +161,14 @@ final class LoopRegistry: Sendable {
         if isMain {
             loop = mainLoop
         } else {
-            loop = table.withLock { table in
-                if let existing = table.loops[UInt(thread)] { return existing }
-                let created = Loop(clock: MonotonicClock.shared, owner: thread, ownerTID: rlk_gettid(),
-                                   registered: true, isMain: false)
-                table.loops[UInt(thread)] = created
-                return created
+            // Only this thread registers a loop for itself, so none can appear between the look
+            // and the registration; the loop is made outside the lock (see `mainLoop`).
+            if let existing = table.withLock({ $0.loops[UInt(thread)] }) {
+                loop = existing
+            } else {
+                loop = Loop(clock: MonotonicClock.shared, owner: thread, ownerTID: rlk_gettid(),
+                            registered: true, isMain: false)
+                table.withLock { $0.loops[UInt(thread)] = loop }
             }
         }
         let box = ThreadLoopBox(loop: loop, roundsLeft: Int(PTHREAD_DESTRUCTOR_ITERATIONS) - 1)

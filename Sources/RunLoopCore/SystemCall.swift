@@ -51,6 +51,13 @@ package func valueOrErrno<Value: FixedWidthInteger>(_ call: StaticString, _ body
     }
 }
 
+extension SystemCallError {
+    /// This failure as a ``Diagnostic``: "`what`: `call` failed: errno …".
+    func diagnostic(_ id: DiagnosticID, _ what: String, item: String?, severity: Diagnostic.Severity = .error) -> Diagnostic {
+        Diagnostic(severity: severity, id: id, message: "\(what): \(self)", item: item)
+    }
+}
+
 extension Result where Failure == SystemCallError {
     /// The failure as a ``Diagnostic`` at `severity` about `item`; nil on success. For calls
     /// whose failure leaves nothing to undo.
@@ -61,7 +68,21 @@ extension Result where Failure == SystemCallError {
         case .success(let value):
             return value
         case .failure(let failure):
-            Diagnostics.report(severity, id, "\(what()): \(failure)", item: item)
+            Diagnostics.report(failure.diagnostic(id, what(), item: item, severity: severity))
+            return nil
+        }
+    }
+
+    /// `reportingFailure` under the loop's lock: the diagnostic is deferred to the lock's
+    /// release (see `DeferredDiagnostics`).
+    @discardableResult
+    func deferringFailure(_ id: DiagnosticID, _ what: @autoclosure () -> String, item: String? = nil,
+                          severity: Diagnostic.Severity = .error, _ held: borrowing LoopLock.Held) -> Success? {
+        switch self {
+        case .success(let value):
+            return value
+        case .failure(let failure):
+            held.deferReport(failure.diagnostic(id, what(), item: item, severity: severity))
             return nil
         }
     }
@@ -77,6 +98,18 @@ func drainCounter(_ fd: Int32, _ what: @autoclosure () -> String) -> UInt64 {
     return value
 }
 
+/// `drainCounter` under the loop's lock: a failure is deferred to the lock's release.
+func drainCounter(_ descriptor: Descriptor, _ what: @autoclosure () -> String, _ held: borrowing LoopLock.Held) -> UInt64 {
+    readCounter(descriptor.raw).deferringFailure(.systemCallFailed, "draining \(what())", held) ?? 0
+}
+
+/// `drainCounter` that reports nothing: for a caller under an item's lock, which reports the
+/// failure (`reportingFailure(.systemCallFailed, "draining …")`) once it released the lock.
+func readCounter(_ fd: Int32) -> Result<UInt64, SystemCallError> {
+    var value: UInt64 = 0
+    return valueOrErrno("read(eventfd)") { rlk_eventfd_read(fd, &value) }.map { _ in value }
+}
+
 /// Creates a descriptor (an eventfd, an epoll set, a timerfd) or adds one to an epoll set while
 /// building a loop, a mode or a port. Failing means the process is out of descriptors or memory
 /// (EMFILE, ENFILE, ENOMEM): reported, and returned so the caller throws or refuses what needed
@@ -84,10 +117,24 @@ func drainCounter(_ fd: Int32, _ what: @autoclosure () -> String) -> UInt64 {
 func createDescriptor(_ call: StaticString, for what: @autoclosure () -> String, item: String? = nil,
                       _ body: () -> Int32) -> Result<Int32, SystemCallError> {
     let result = valueOrErrno(call, body)
-    if case .failure(let failure) = result {
-        Diagnostics.report(.error, .systemCallFailed, "cannot create \(what()): \(failure)", item: item)
-    }
+    if case .failure(let failure) = result { Diagnostics.report(failure.creating(what(), item: item)) }
     return result
+}
+
+/// `createDescriptor` under the loop's lock (a mode made in an add): a failure is deferred to
+/// the lock's release.
+func createDescriptor(_ call: StaticString, for what: @autoclosure () -> String, _ held: borrowing LoopLock.Held,
+                      _ body: () -> Int32) -> Result<Int32, SystemCallError> {
+    let result = valueOrErrno(call, body)
+    if case .failure(let failure) = result { held.deferReport(failure.creating(what(), item: nil)) }
+    return result
+}
+
+extension SystemCallError {
+    /// The diagnostic of a descriptor that could not be created.
+    fileprivate func creating(_ what: String, item: String?) -> Diagnostic {
+        Diagnostic(severity: .error, id: .systemCallFailed, message: "cannot create \(what): \(self)", item: item)
+    }
 }
 
 /// `createDescriptor` for a descriptor the loop keeps, as a `Descriptor`.
@@ -97,9 +144,21 @@ func makeDescriptor(_ call: StaticString, for what: @autoclosure () -> String, i
     createDescriptor(call, for: what(), item: item, body).map { Descriptor($0)! }
 }
 
+/// `makeDescriptor` under the loop's lock: a failure is deferred to the lock's release.
+func makeDescriptor(_ call: StaticString, for what: @autoclosure () -> String, _ held: borrowing LoopLock.Held,
+                    _ body: () -> Int32) -> Result<Descriptor, SystemCallError> {
+    createDescriptor(call, for: what(), held, body).map { Descriptor($0)! }
+}
+
 /// `closeDescriptor` for a `Descriptor`.
 func closeDescriptor(_ descriptor: Descriptor, _ what: @autoclosure () -> String, item: String? = nil) {
     closeDescriptor(descriptor.raw, what(), item: item)
+}
+
+/// `closeDescriptor` under the loop's lock (a teardown, a mode whose creation failed): a
+/// failure is deferred to the lock's release.
+func closeDescriptor(_ descriptor: Descriptor, _ what: @autoclosure () -> String, _ held: borrowing LoopLock.Held) {
+    if let failure = closing(descriptor.raw, what(), item: nil) { held.deferReport(failure) }
 }
 
 /// `drainCounter` for a `Descriptor`.
@@ -111,11 +170,17 @@ func drainCounter(_ descriptor: Descriptor, _ what: @autoclosure () -> String) -
 /// Closes a descriptor the loop owns. Never retried: on Linux the descriptor is released even
 /// when `close` reports EINTR, and a retry could close a number another thread just reused.
 package func closeDescriptor(_ fd: Int32, _ what: @autoclosure () -> String, item: String? = nil) {
-    guard close(fd) != 0 else { return }
+    if let failure = closing(fd, what(), item: item) { Diagnostics.report(failure) }
+}
+
+/// Closes `fd`; the failure as a diagnostic, nil when it closed (or reported EINTR, after
+/// which Linux has released it too).
+private func closing(_ fd: Int32, _ what: @autoclosure () -> String, item: String?) -> Diagnostic? {
+    guard close(fd) != 0 else { return nil }
     let code = errno
-    guard code != EINTR else { return }
-    Diagnostics.report(.error, .systemCallFailed,
-                       "closing \(what()): \(SystemCallError(call: "close", code: code))", item: item)
+    guard code != EINTR else { return nil }
+    return Diagnostic(severity: .error, id: .systemCallFailed,
+                      message: "closing \(what()): \(SystemCallError(call: "close", code: code))", item: item)
 }
 
 /// Test-only fault injection: makes chosen system calls of RunLoopCore fail on the calling

@@ -31,12 +31,13 @@ public enum Diagnostics {
 
     private static let state = Locked(State())
 
-    /// Replaces the handler for the whole process. It is called on the reporting thread,
-    /// sometimes while that thread holds a RunLoopKit lock: a system call that fails inside a
+    /// Replaces the handler for the whole process. It is called on the reporting thread, and
+    /// runs with no RunLoopKit lock held, so it may call back into the library: add a timer to
+    /// the loop whose failure it reports, invalidate an item, run a loop. A failure inside a
     /// loop's critical section (re-arming a mode's timer, creating a mode, removing an fd whose
-    /// descriptor was closed first) is reported there. So a handler forwards the diagnostic (to a
-    /// log, a counter, a queue another thread reads) and returns; calling back into a loop or
-    /// its items from the handler can deadlock.
+    /// descriptor was closed first) is reported once that section has released its lock.
+    /// (Debug builds check it: a report made while the thread holds a RunLoopKit lock stops the
+    /// process.) Like any callback, a handler that blocks holds up the thread that reported.
     public static func setHandler(_ handler: @escaping Handler) {
         state.withLock { $0.handler = handler }
     }
@@ -52,6 +53,13 @@ public enum Diagnostics {
     /// Reports `diagnostic` to every active recorder, and to the handler unless a recorder
     /// captures its id.
     public static func report(_ diagnostic: Diagnostic) {
+        #if DEBUG
+        // The handler's promise: it never runs under a library lock, so it may call back into
+        // the library. Every RunLoopKit lock is a PThreads mutex, which debug builds count.
+        let held = HeldMutexes.count
+        precondition(held == 0,
+                     "Diagnostics.report called while this thread holds \(held) RunLoopKit lock(s): defer the report until they are released (\(diagnostic))")
+        #endif
         let (handler, recorders, printFirst, captured) = state.withLock {
             state -> (Handler?, [DiagnosticsRecorder], Bool, Bool) in
             // A fault is never captured: the process stops right after it, and this line is
