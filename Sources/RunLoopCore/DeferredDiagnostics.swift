@@ -14,18 +14,18 @@ struct DeferredDiagnostics {
     /// The most diagnostics kept between a lock and its release.
     static let capacity = 16
 
+    /// Every diagnostic deferred, kept or dropped: stored inline, so the test every release
+    /// of the lock that may have deferred one makes is a single compare.
+    private(set) var count = 0
     private(set) var kept: [Diagnostic] = []
-    private(set) var dropped = 0
+    var dropped: Int { count - kept.count }
 
-    var isEmpty: Bool { kept.isEmpty }
+    var isEmpty: Bool { count == 0 }
 
     /// Keeps `diagnostic` for the release of the lock, or counts it when `capacity` are kept.
     mutating func append(_ diagnostic: Diagnostic) {
-        if kept.count < DeferredDiagnostics.capacity {
-            kept.append(diagnostic)
-        } else {
-            dropped += 1
-        }
+        count += 1
+        if kept.count < DeferredDiagnostics.capacity { kept.append(diagnostic) }
     }
 
     /// Everything kept so far, leaving none.
@@ -34,7 +34,8 @@ struct DeferredDiagnostics {
         return self
     }
 
-    /// Reports what was kept, in the order it was raised, then what was dropped. Lock not held.
+    /// Reports what was kept, in the order it was raised, then how many were dropped. Lock not
+    /// held.
     @inline(never)
     func report() {
         for diagnostic in kept { Diagnostics.report(diagnostic) }
@@ -64,8 +65,14 @@ extension LoopLock.Held {
     consuming func unlockReporting() {
         if loop.deferredDiagnostics.isEmpty {
             unlock()
-            return
+        } else {
+            unlockThenReport()
         }
+    }
+
+    /// `unlockReporting` with something to report: out of line, so the common path is one test.
+    @inline(never)
+    private consuming func unlockThenReport() {
         let deferred = loop.deferredDiagnostics.take()
         unlock()
         deferred.report()

@@ -102,18 +102,12 @@ extension Loop {
     }
 
     /// R5.6: puts back the async descriptor a run took out of its mode's set (L1). Loop thread,
-    /// at the end of the run.
+    /// at the end of the run. Rare (a run nested in the queue's drain), so a failure is
+    /// reported here, with the lock released for the moment: the run's last section goes on
+    /// after it.
     @inline(__always)
     func restoreAsyncPort(_ run: RunContext, _ held: borrowing LoopLock.Held) {
         guard let removed = run.frame.scratch.pointee.removedAsyncPort else { return }
-        putBackAsyncPort(removed, run, held)
-    }
-
-    /// `restoreAsyncPort` when the run took the descriptor out: rare (a run nested in the
-    /// queue's drain), so a failure is reported here, with the lock released for the moment:
-    /// the run's last section goes on after it.
-    @inline(never)
-    private func putBackAsyncPort(_ removed: Descriptor, _ run: RunContext, _ held: borrowing LoopLock.Held) {
         let state = run.mode
         if !held.loop.tornDown && held[state].asyncInSet == nil {
             if valueOrErrno("epoll_ctl(ADD)", { rlk_epoll_add(state.epollFD.raw, removed.raw, 1, WaitToken.async, 0) })

@@ -96,9 +96,26 @@ extension Loop {
             reportBlockAfterTeardown(label: block.label)
             return false
         }
+        var allExist = true
+        for name in names where modeState(name, create: false, held) == nil && !name.isCommonModes {
+            allExist = false
+            break
+        }
+        guard allExist else { return enqueueCreatingModes(block, modes: names, held) }
+        appendBlock(block, held)
+        held.unlock()
+        return true
+    }
+
+    /// `enqueue` when some of the modes do not exist yet: creates them (B1). Out of line: a
+    /// mode whose descriptors cannot be made is reported once the lock is released, and that
+    /// test stays off the usual enqueue.
+    @inline(never)
+    private func enqueueCreatingModes<C: Collection<Loop.Mode>>(_ block: consuming PendingBlock, modes names: C,
+                                                                 _ held: consuming LoopLock.Held) -> Bool {
         for name in names { _ = modeState(name, create: true, held) }
         appendBlock(block, held)
-        held.unlockReporting()   // a mode that could not be created is reported
+        held.unlockReporting()
         return true
     }
 

@@ -35,10 +35,23 @@ extension Loop: SerialExecutor, TaskExecutor {
             reportBlockAfterTeardown(label: "job")
             return
         }
-        if !held.loop.jobModesExist { held.loop.jobModesExist = createJobModes(held) }
+        guard held.loop.jobModesExist else { return enqueueJobCreatingModes(job, asTaskExecutor: asTaskExecutor, held) }
         appendBlock(PendingBlock(target: held.loop.jobTarget, label: "job", job: job, asTaskExecutor: asTaskExecutor), held)
         let wakeUp = decideWakeUp(held)
-        held.unlockReporting()   // a job mode that could not be created is reported
+        held.unlock()
+        if InputReporting.isActive { reportInput(.wakeUp, label: "") }
+        write(wakeUp)
+    }
+
+    /// `enqueueJob` while some of ``jobModes`` may not exist: creates them first. Out of line:
+    /// a mode whose descriptors cannot be made is reported once the lock is released, and that
+    /// test stays off the usual enqueue.
+    @inline(never)
+    private func enqueueJobCreatingModes(_ job: UnownedJob, asTaskExecutor: Bool, _ held: consuming LoopLock.Held) {
+        held.loop.jobModesExist = createJobModes(held)
+        appendBlock(PendingBlock(target: held.loop.jobTarget, label: "job", job: job, asTaskExecutor: asTaskExecutor), held)
+        let wakeUp = decideWakeUp(held)
+        held.unlockReporting()
         if InputReporting.isActive { reportInput(.wakeUp, label: "") }
         write(wakeUp)
     }

@@ -222,24 +222,35 @@ extension Loop {
         return scheduled
     }
 
-    /// T5/T6: re-sort a timer whose date changed in every mode holding it, and re-arm (a
-    /// re-arm that failed while the loop sleeps is reported once both locks are released).
+    /// T5/T6: re-sort a timer whose date changed in every mode holding it, and re-arm.
     func reposition(_ timer: LoopTimer) {
-        lock.withLockReporting { held in timer.core.lock.withLock { reposition(timer, held) } }
+        let held = lock.lock()
+        guard !held.loop.sleeping else { return repositionWaking(timer, held) }
+        timer.core.lock.withLock { reposition(timer, waiting: false, held) }
+        held.unlock()
+    }
+
+    /// `reposition` for a loop that may be blocked in its wait: the re-arm writes the timer
+    /// descriptors now (T6), system calls whose failures are reported once both locks are
+    /// released. Out of line: the usual case (the loop's own thread, a loop not waiting) makes
+    /// no system call.
+    @inline(never)
+    private func repositionWaking(_ timer: LoopTimer, _ held: consuming LoopLock.Held) {
+        timer.core.lock.withLock { reposition(timer, waiting: true, held) }
+        held.unlockReporting()
     }
 
     /// `reposition` with the timer's lock held too: each of the timer's modes in this loop
     /// moves it to its current date (counting as inserted last among timers of that date, T2)
-    /// and re-arms.
+    /// and re-arms, `waiting` as `ModeState.rearm` takes it.
     @inline(__always)
-    func reposition(_ timer: LoopTimer, _ held: borrowing LoopLock.Held) {
+    func reposition(_ timer: LoopTimer, waiting: Bool, _ held: borrowing LoopLock.Held) {
         let date = timer.fireDate
         let tolerance = timer.effectiveToleranceNsLocked
-        let sleeping = held.loop.sleeping
         _ = timer.forEachSlotLocked(ofLoop: identity) { slot in
             slot.mode._withUnsafeGuaranteedRef { state in
                 held[state].timers.update(at: slot.index, date: date, tolerance: tolerance)
-                state.rearm(waiting: sleeping, held)
+                state.rearm(waiting: waiting, held)
             }
         }
     }
