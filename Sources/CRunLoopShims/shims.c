@@ -86,6 +86,13 @@ int rlk_eventfd_read(int fd, uint64_t *value) {
     return -1;
 }
 
+int rlk_close(int fd) {
+    int status = close(fd);
+    // An injected failure still releases the descriptor, as a real one (EIO) does.
+    if (RLK_FAULT(RLK_CALL_CLOSE)) return -1;
+    return status;
+}
+
 int rlk_epoll_create(void) {
     if (RLK_FAULT(RLK_CALL_EPOLL_CREATE)) return -1;
     return epoll_create1(EPOLL_CLOEXEC);

@@ -116,10 +116,12 @@ public struct LentMutex {
 /// a `Locked` value's) the calling thread holds. `LentMutex` counts each lock and unlock, so
 /// `Diagnostics.report` can check that no report (and so no user handler) runs under a library
 /// lock. Release builds have no count and no instruction for it.
-public enum HeldMutexes {
+@usableFromInline
+package enum HeldMutexes {
     #if DEBUG
     /// The calling thread's count; 0 when it holds none.
-    public static var count: Int32 {
+    @usableFromInline
+    package static var count: Int32 {
         @inlinable @inline(__always) get { rlk_held_mutexes().pointee }
         @inlinable @inline(__always) set { rlk_held_mutexes().pointee = newValue }
     }

@@ -76,10 +76,13 @@ extension Loop {
     }
 
     /// W6: teardown drops every block and all async work.
-    func dropQueues(_ held: borrowing LoopLock.Held) {
+    /// Returns the queues dropped, for the caller to release once the lock is released.
+    func dropQueues(_ held: borrowing LoopLock.Held) -> LoopQueues {
+        let dropped = held.loop.queues
         held.loop.queues = LoopQueues()
         mirrors.blocksQueued.store(false, ordering: .releasing)
         mirrors.asyncWorkQueued.store(false, ordering: .releasing)
+        return dropped
     }
 
     // MARK: Async work (non-main loops)

@@ -62,6 +62,11 @@ extension Loop {
             held.unlock()
             return
         }
+        // What the loop lets go of is released after the lock: a last release runs deinit code
+        // (a port's closes its descriptor and may report a failure; a dropped block's closure
+        // may hold the user's objects), which must not run under the loop's lock.
+        let commonItems = held.loop.commonItems
+        var letGo: [AnyObject] = []
         held.loop.commonItems = CommonItems()
         var cancels: [(LoopSource, Loop.Mode)] = []
         var observers: [LoopObserver] = []
@@ -85,15 +90,19 @@ extension Loop {
                 timer.core.lock.withLock { timer.placements.removeAll { $0.modeID == state.id } }
                 timer.core.unbind(self)
             }
+            letGo.append(contentsOf: Array(ports) as [AnyObject])
+            letGo.append(contentsOf: Array(files) as [AnyObject])
+            letGo.append(contentsOf: timers as [AnyObject])
             state.rearm(waiting: false, held)
             observers.append(contentsOf: held[state].observers)
             held[state].observers.removeAll()
             state.observersChanged(held)
         }
         let unrunJobs = takeJobs(held)
-        dropQueues(held)
+        let droppedQueues = dropQueues(held)
         closeDescriptors(held)
         held.unlockReporting()
+        withExtendedLifetime((commonItems, letGo, droppedQueues)) {}
         // A torn-down loop never calls out again: drop the sink and interceptor, and the owner
         // thread's copies of them, so nothing they hold (often the loop itself) stays alive.
         updateInstrumentation { $0 = Instrumentation() }
@@ -139,8 +148,9 @@ final class LoopRegistry: Sendable {
 
     /// The main loop, made on first use. Made outside the table's lock, as every loop is: making
     /// one may report a diagnostic (a mode's descriptors that could not be created), and the
-    /// handler may call back into the library. Of two threads that make it at once, the first
-    /// to register its loop wins; the other's is dropped.
+    /// handler may call back into the library. Of two makers at once (two threads, or a handler
+    /// of this creation asking for `Loop.main`), the first to register its loop wins; the
+    /// other's is dropped.
     var mainLoop: Loop {
         if let main = table.withLock({ $0.main }) { return main }
         let thread = rlk_main_pthread()
@@ -160,17 +170,22 @@ final class LoopRegistry: Sendable {
         let loop: Loop
         if isMain {
             loop = mainLoop
+        } else if let existing = table.withLock({ $0.loops[UInt(thread)] }) {
+            loop = existing
         } else {
-            // Only this thread registers a loop for itself, so none can appear between the look
-            // and the registration; the loop is made outside the lock (see `mainLoop`).
-            if let existing = table.withLock({ $0.loops[UInt(thread)] }) {
-                loop = existing
-            } else {
-                loop = Loop(clock: MonotonicClock.shared, owner: thread, ownerTID: rlk_gettid(),
+            // Made outside the lock (see `mainLoop`). Only this thread registers a loop for
+            // itself; the one it may find registered meanwhile was made by a diagnostics handler
+            // of this very creation asking for `Loop.current`, and it is the thread's loop.
+            let made = Loop(clock: MonotonicClock.shared, owner: thread, ownerTID: rlk_gettid(),
                             registered: true, isMain: false)
-                table.withLock { $0.loops[UInt(thread)] = loop }
+            loop = table.withLock { table in
+                if let existing = table.loops[UInt(thread)] { return existing }
+                table.loops[UInt(thread)] = made
+                return made
             }
         }
+        // Set meanwhile by the same handler's `Loop.current` (see above).
+        if let box = pthread_getspecific(key) { return Unmanaged<ThreadLoopBox>.fromOpaque(box).takeUnretainedValue().loop }
         let box = ThreadLoopBox(loop: loop, roundsLeft: Int(PTHREAD_DESTRUCTOR_ITERATIONS) - 1)
         pthread_setspecific(key, Unmanaged.passRetained(box).toOpaque())
         return loop

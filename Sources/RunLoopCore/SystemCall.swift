@@ -176,7 +176,7 @@ package func closeDescriptor(_ fd: Int32, _ what: @autoclosure () -> String, ite
 /// Closes `fd`; the failure as a diagnostic, nil when it closed (or reported EINTR, after
 /// which Linux has released it too).
 private func closing(_ fd: Int32, _ what: @autoclosure () -> String, item: String?) -> Diagnostic? {
-    guard close(fd) != 0 else { return nil }
+    guard rlk_close(fd) != 0 else { return nil }
     let code = errno
     guard code != EINTR else { return nil }
     return Diagnostic(severity: .error, id: .systemCallFailed,
@@ -191,7 +191,7 @@ package enum InjectedFaults {
     /// The system calls that can be made to fail.
     package enum Call: Int32, CaseIterable, Sendable {
         case epollCreate = 0, epollAdd, epollModify, epollRemove, epollWait
-        case eventfd, timerfdCreate, timerfdSettime, read, write, ringSetup
+        case eventfd, timerfdCreate, timerfdSettime, read, write, ringSetup, close
     }
 
     /// One plan: the next `times` calls of `call`, after `skip` that go through, fail with `code`.

@@ -277,6 +277,26 @@ struct FaultInjectionTests {
         #expect(fixture.received.all == ["one"])
     }
 
+    // MARK: close
+
+    @Test("close: a teardown whose closes fail (EIO) reports each after releasing the loop's lock, the first 16, then how many more")
+    func teardownClosesFail() {
+        let loop = Loop(clock: VirtualClock())
+        for index in 0..<20 { loop.add(LoopSource(label: "fault-close-\(index)") {}, mode: Loop.Mode("fault-close-\(index)")) }
+        let recorder = DiagnosticsRecorder(capturing: [.systemCallFailed, .diagnosticsDropped])
+        let injected = InjectedFaults.with(Fault(.close, EIO, times: 1_000)) { () -> Int in
+            loop.tearDown()
+            return InjectedFaults.injected(.close)
+        }
+        // Only this thread plans close failures; the recorder hears the whole process.
+        let seen = recorder.stop().filter { $0.message.hasPrefix("closing ") || $0.id == .diagnosticsDropped }
+        #expect(injected == 21 * 2 + 2, "each mode's two descriptors, the wake-up and the async queue's")
+        #expect(seen.filter { $0.id == .systemCallFailed }.count == DeferredDiagnostics.capacity, "\(seen)")
+        #expect(seen.filter { $0.id == .diagnosticsDropped }.map(\.message)
+                    == ["28 more diagnostics raised under a loop's lock in one critical section were dropped (the first 16 were reported)"])
+        #expect(loop.allModes.count == 21 && loop.isFinished(mode: .default), "the loop is torn down all the same")
+    }
+
     // MARK: timerfd_settime
 
     @Test("timerfd_settime: a timer whose descriptor cannot be armed (EINVAL, EBADF) still fires on time, reported",

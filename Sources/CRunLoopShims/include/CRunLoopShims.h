@@ -22,6 +22,10 @@ int rlk_eventfd_signal(int fd);
 /// it was not readable) or -1 with errno set. EINTR is the caller's to retry.
 int rlk_eventfd_read(int fd, uint64_t *value);
 
+/// close(fd): 0, or -1 with errno set. The descriptor is released either way (Linux releases
+/// it even when close reports an error), so the caller never retries.
+int rlk_close(int fd);
+
 /// epoll_create1(EPOLL_CLOEXEC).
 int rlk_epoll_create(void);
 /// Registers `fd` for the given readiness (bit 0: readable; bit 1: writable; bit 4: the peer
@@ -91,7 +95,8 @@ enum {
     RLK_CALL_READ = 8,
     RLK_CALL_WRITE = 9,
     RLK_CALL_RING_SETUP = 10,
-    RLK_CALL_COUNT = 11
+    RLK_CALL_CLOSE = 11,
+    RLK_CALL_COUNT = 12
 };
 /// On the calling thread only: the next `times` calls of `call` after `skip` successful ones
 /// fail with `code` instead of reaching the kernel. Returns 0, or -1 when the shims were built

@@ -1,0 +1,394 @@
+import Testing
+import PThreads
+import RunLoopDiagnostics
+@testable import RunLoopCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A diagnostics handler runs with no RunLoopKit lock held, so it may call back into the loop or
+/// the item whose failure it is told about. One test per kind of place a failure used to be
+/// reported under a lock: a mode created in a loop's critical section, a timer descriptor
+/// re-armed there (by the loop before its wait, by another thread while it sleeps), an item
+/// removed from a wait set, a port's counter drained under the port's lock, the async queue's
+/// descriptor put into a wait set as a run starts, the async queue drained, a thread's loop made
+/// by the registry, and a teardown closing the descriptors. Each handler calls back into the
+/// same loop or item; before, those calls waited for a lock their own thread held.
+///
+/// The handler is process-wide, so each test runs in a child process of its own (an exit test)
+/// and the tests running in parallel never see it. The child has a deadline (`alarm`): a
+/// handler that deadlocks kills it, which fails the test instead of hanging the run. The child
+/// checks what its handler saw and did, and says what went wrong on standard error.
+@Suite("Diagnostics handler calls back", .enabled(if: InjectedFaults.isAvailable, "needs a debug build (RLK_FAULT_INJECTION)"))
+struct HandlerCallBackTests {
+    typealias Fault = InjectedFaults.Fault
+
+    /// Runs `scenario` in the child and ends it: status 0 when it found nothing wrong, 1 with
+    /// each problem on standard error otherwise. The last line is always `finished` (a child
+    /// that writes nothing to standard error is reported with bytes that were never written).
+    static func child(_ scenario: () throws -> [String]) -> Never {
+        alarm(30)   // the child's deadline: SIGALRM ends a child whose handler deadlocked
+        let problems: [String]
+        do { problems = try scenario() } catch { problems = ["threw \(error)"] }
+        for problem in problems { printToStderr(problem) }
+        printToStderr("finished")
+        exit(problems.isEmpty ? 0 : 1)
+    }
+
+    /// Checks the child's result: it exited with status 0 and found nothing wrong.
+    static func expectClean(_ result: ExitTest.Result?, sourceLocation: SourceLocation = #_sourceLocation) {
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text == "finished\n", "the child reported: \(text)", sourceLocation: sourceLocation)
+    }
+
+    /// What a handler saw and what its calls back returned, in order.
+    final class Seen: Sendable {
+        private let entries = Locked<[String]>([])
+        func add(_ entry: String) { entries.withLock { $0.append(entry) } }
+        var all: [String] { entries.withLock { $0 } }
+    }
+
+    /// Installs a handler that records every diagnostic as "id: message" and then, for those
+    /// `matching`, runs `callBack`, recording what it returns.
+    static func handle(_ seen: Seen, matching: @escaping @Sendable (Diagnostic) -> Bool,
+                       callBack: @escaping @Sendable (Diagnostic) -> String) {
+        Diagnostics.setHandler { diagnostic in
+            seen.add("\(diagnostic.id): \(diagnostic.message)")
+            guard matching(diagnostic) else { return }
+            seen.add("called back: \(callBack(diagnostic))")
+        }
+    }
+
+    // MARK: A loop's lock
+
+    @Test("a mode that cannot be created (add, perform, stop(mode:), addCommonMode): the handler adds a timer to the same loop")
+    func modeCreation() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let loop = Loop(clock: VirtualClock())
+                let timer = try LoopTimer(after: .seconds(1), clock: loop.clock, label: "from-handler") { _ in }
+                let seen = Seen()
+                HandlerCallBackTests.handle(seen, matching: { $0.id == .modeUnavailable }) { _ in
+                    "\(loop.add(timer, mode: .default)) \(loop.contains(timer, mode: .default))"
+                }
+                let source = LoopSource(label: "source") {}
+                InjectedFaults.with(Fault(.epollCreate, EMFILE)) { _ = loop.add(source, mode: "by-add") }
+                InjectedFaults.with(Fault(.epollCreate, EMFILE)) { _ = loop.perform(inMode: "by-perform") {} }
+                InjectedFaults.with(Fault(.epollCreate, EMFILE)) { loop.stop(mode: "by-stop") }
+                loop.add(source, mode: .common)   // a common item: a new common mode is created for it
+                InjectedFaults.with(Fault(.epollCreate, EMFILE)) { loop.addCommonMode("by-common") }
+                let failure = "epoll_create1 failed: errno \(EMFILE) (Too many open files)"
+                var expected: [String] = []
+                for (index, mode) in ["by-add", "by-perform", "by-stop", "by-common"].enumerated() {
+                    expected += ["loop.system-call-failed: cannot create the wait set of mode '\(mode)': \(failure)",
+                                 "loop.mode-unavailable: mode '\(mode)' cannot be created: \(failure); items added to it are refused and runs of it return .finished until it can",
+                                 "called back: \(index == 0 ? "added" : "alreadyPresent") true"]
+                    if mode == "by-add" {
+                        expected.append("loop.add-refused: LoopSource 'source' was not added to mode 'by-add': \(Loop.AddRefusal.systemCall(SystemCallError(call: "epoll_create1", code: EMFILE)))")
+                    }
+                }
+                return seen.all == expected ? [] : ["the handler saw \(seen.all), expected \(expected)"]
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    @Test("the loop's timer descriptor cannot be armed before its wait: the handler adds a timer to the same loop, which fires")
+    func timerArmedBeforeWait() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let loop = Loop(clock: MonotonicClock.shared)
+                let mode = Loop.Mode("arm")
+                let port = try LoopPortSource(label: "keeps-the-wait-in-the-kernel") { _ in }
+                loop.add(port, mode: mode)
+                let fired = Seen()
+                let late = try LoopTimer(after: .seconds(20), clock: loop.clock, label: "late") { _ in fired.add("late") }
+                let soon = try LoopTimer(after: .milliseconds(1), clock: loop.clock, label: "soon") { _ in
+                    fired.add("soon")
+                    loop.stop()
+                }
+                loop.add(late, mode: mode)
+                let seen = Seen()
+                HandlerCallBackTests.handle(seen, matching: { $0.message.hasPrefix("arming the timer descriptor") }) { _ in
+                    "\(loop.add(soon, mode: mode))"   // the loop is about to wait: this re-arms its descriptor
+                }
+                let run = InjectedFaults.with(Fault(.timerfdSettime, EBADF)) { loop.run(mode: mode, timeout: .seconds(10)) }
+                loop.tearDown()
+                let expected = ["loop.system-call-failed: arming the timer descriptor of mode 'arm': timerfd_settime failed: errno \(EBADF) (Bad file descriptor)",
+                                "called back: added"]
+                var problems: [String] = []
+                if seen.all != expected { problems.append("the handler saw \(seen.all), expected \(expected)") }
+                if run != .stopped || fired.all != ["soon"] { problems.append("the run ended \(run) with \(fired.all) fired") }
+                return problems
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    @Test("another thread moves a timer while the loop sleeps and arming fails: the handler moves the same timer again")
+    func timerMovedWhileSleeping() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let loop = Loop(clock: MonotonicClock.shared)
+                let mode = Loop.Mode("moved")
+                let fired = Seen()
+                let timer = try LoopTimer(after: .seconds(20), clock: loop.clock, label: "moved") { _ in
+                    fired.add("fired")
+                    loop.stop()
+                }
+                loop.add(timer, mode: mode)
+                let seen = Seen()
+                HandlerCallBackTests.handle(seen, matching: { $0.message.hasPrefix("arming the timer descriptor") }) { _ in
+                    // The timer's lock and the loop's were held where this failed.
+                    timer.setNextFireDate(MonotonicClock.shared.now.advanced(by: .milliseconds(1)))
+                    return "moved"
+                }
+                let mover = BackgroundThread {
+                    guard loop.waitUntilWaiting(timeout: .seconds(10)) else { return }
+                    InjectedFaults.with(Fault(.timerfdSettime, EBADF)) {
+                        timer.setNextFireDate(MonotonicClock.shared.now.advanced(by: .seconds(15)))
+                    }
+                }
+                let run = loop.run(mode: mode, timeout: .seconds(10))
+                mover.join()
+                loop.tearDown()
+                let expected = ["loop.system-call-failed: arming the timer descriptor of mode 'moved': timerfd_settime failed: errno \(EBADF) (Bad file descriptor)",
+                                "called back: moved"]
+                var problems: [String] = []
+                if seen.all != expected { problems.append("the handler saw \(seen.all), expected \(expected)") }
+                if run != .stopped || fired.all != ["fired"] { problems.append("the run ended \(run) with \(fired.all) fired") }
+                return problems
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    @Test("a port whose removal from a wait set fails (epoll_ctl DEL): the handler adds the same port to another mode")
+    func portRemoval() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let loop = Loop(clock: VirtualClock())
+                let port = try LoopPortSource(label: "removed") { _ in }
+                loop.add(port, mode: .default)
+                let seen = Seen()
+                HandlerCallBackTests.handle(seen, matching: { $0.item == "removed" }) { _ in
+                    "\(loop.contains(port, mode: .default)) \(loop.add(port, mode: "elsewhere"))"
+                }
+                let removed = InjectedFaults.with(Fault(.epollRemove, EBADF)) { loop.remove(port, mode: .default) }
+                let expected = ["loop.system-call-failed: removing port 'removed' from mode 'kCFRunLoopDefaultMode': epoll_ctl(DEL) failed: errno \(EBADF) (Bad file descriptor)",
+                                "called back: false added"]
+                var problems: [String] = []
+                if seen.all != expected { problems.append("the handler saw \(seen.all), expected \(expected)") }
+                if !removed || !loop.contains(port, mode: "elsewhere") { problems.append("removed \(removed), in the other mode \(loop.contains(port, mode: "elsewhere"))") }
+                port.invalidate()
+                return problems
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    @Test("an fd source whose descriptor was closed first is invalidated: the handler adds a source to the same loop")
+    func closedDescriptorRemoval() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let loop = Loop(clock: VirtualClock())
+                let pipe = try FaultTestPipe()
+                let file = LoopFileSource(fd: pipe.read, events: .readable, label: "closed-first") { _ in }
+                loop.add(file, mode: .default)
+                let other = LoopSource(label: "added-by-handler") {}
+                let seen = Seen()
+                HandlerCallBackTests.handle(seen, matching: { $0.item == "closed-first" }) { _ in
+                    "\(loop.add(other, mode: .default)) \(loop.contains(file, mode: .default))"
+                }
+                pipe.close()        // the kernel drops the descriptor from every epoll set
+                file.invalidate()   // the loop's epoll_ctl(DEL) then fails with EBADF
+                let expected = ["loop.system-call-failed: removing fd \(pipe.read) from mode 'kCFRunLoopDefaultMode' (closed before its source was removed?): epoll_ctl(DEL) failed: errno \(EBADF) (Bad file descriptor)",
+                                "called back: added false"]
+                return seen.all == expected ? [] : ["the handler saw \(seen.all), expected \(expected)"]
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    @Test("the async queue cannot join the wait set as a run starts: the handler performs a block on the same loop, which runs in that run")
+    func asyncQueueJoinsWaitSet() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let loop = Loop(clock: VirtualClock())
+                let mode = Loop.Mode("async-start")
+                loop.addCommonMode(mode)   // the async queue is serviced in common modes (X1)
+                let ran = Seen()
+                loop.add(LoopSource(label: "keeps-the-mode") {}, mode: mode)
+                let seen = Seen()
+                HandlerCallBackTests.handle(seen, matching: { $0.message.hasPrefix("adding the async queue") }) { _ in
+                    "\(loop.perform(inMode: mode) { ran.add("block from the handler") })"
+                }
+                let run = InjectedFaults.with(Fault(.epollAdd, EBADF)) { loop.run(mode: mode, timeout: .zero) }
+                let expected = ["loop.system-call-failed: adding the async queue to mode 'async-start'; the next run tries again: epoll_ctl(ADD) failed: errno \(EBADF) (Bad file descriptor)",
+                                "called back: true"]
+                var problems: [String] = []
+                if seen.all != expected { problems.append("the handler saw \(seen.all), expected \(expected)") }
+                if ran.all != ["block from the handler"] { problems.append("the run (\(run)) ran \(ran.all)") }
+                loop.tearDown()
+                return problems
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    @Test("the async queue's descriptor cannot be drained: the handler submits more work to the same loop, which runs")
+    func asyncQueueDrain() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let loop = Loop(clock: VirtualClock())
+                let ran = Seen()
+                loop.add(LoopSource(label: "keeps-the-mode") {}, mode: .default)
+                let seen = Seen()
+                HandlerCallBackTests.handle(seen, matching: { $0.message.hasPrefix("draining the async queue") }) { _ in
+                    "\(loop.submit(label: "second") { ran.add("second"); loop.stop() })"
+                }
+                loop.submit(label: "first") { ran.add("first") }
+                let run = InjectedFaults.with(Fault(.read, EBADF)) { loop.run(mode: .default, timeout: .seconds(10)) }
+                let expected = ["loop.system-call-failed: draining the async queue's descriptor: read(eventfd) failed: errno \(EBADF) (Bad file descriptor)",
+                                "called back: true"]
+                var problems: [String] = []
+                if seen.all != expected { problems.append("the handler saw \(seen.all), expected \(expected)") }
+                if run != .stopped || ran.all != ["first", "second"] { problems.append("the run ended \(run) and ran \(ran.all)") }
+                loop.tearDown()
+                return problems
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    @Test("a teardown whose closes fail: the handler calls the torn-down loop; past 16 failures one loop.diagnostics-dropped says how many more")
+    func teardownCloses() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let loop = Loop(clock: VirtualClock())
+                for index in 0..<20 { loop.add(LoopSource(label: "s\(index)") {}, mode: Loop.Mode("mode-\(index)")) }
+                let timer = try LoopTimer(after: .seconds(1), clock: loop.clock, label: "after-teardown") { _ in }
+                let seen = Seen()
+                HandlerCallBackTests.handle(seen, matching: { $0.id == .diagnosticsDropped }) { _ in
+                    "\(loop.add(timer, mode: .default)) \(loop.allModes.count)"
+                }
+                // 21 modes with two descriptors each, the wake-up and async-queue descriptors.
+                InjectedFaults.with(Fault(.close, EIO, times: 1_000)) { loop.tearDown() }
+                let closes = seen.all.filter { $0.hasPrefix("loop.system-call-failed: closing") }
+                let rest = seen.all.filter { !$0.hasPrefix("loop.system-call-failed: closing") }
+                let expected = ["loop.diagnostics-dropped: 28 more diagnostics raised under a loop's lock in one critical section were dropped (the first 16 were reported)",
+                                "loop.add-refused: LoopTimer 'after-teardown' was not added to mode 'kCFRunLoopDefaultMode': \(Loop.AddRefusal.loopTornDown)",
+                                "called back: \(Loop.AddOutcome.refused(.loopTornDown)) 21"]
+                var problems: [String] = []
+                if closes.count != 16 { problems.append("\(closes.count) close failures reported, expected the first 16") }
+                if rest != expected { problems.append("the handler saw \(rest), expected \(expected)") }
+                return problems
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    // MARK: An item's lock
+
+    @Test("a port's counter cannot be drained as a message is taken or as it is invalidated: the handler sends to the same port")
+    func portDrain() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let loop = Loop(clock: VirtualClock())
+                let received = Seen()
+                let port = try LoopPortSource(label: "drained") { message in
+                    if case .bytes(let bytes) = message { received.add(String(decoding: bytes, as: UTF8.self)) }
+                }
+                loop.add(port, mode: .default)
+                let seen = Seen()
+                HandlerCallBackTests.handle(seen, matching: { $0.message.hasPrefix("draining port") }) { _ in
+                    // The port's lock was held where this failed.
+                    let sent: Bool
+                    do { try port.send(Array("from-handler".utf8)); sent = true } catch { sent = false }
+                    return "sent \(sent), \(port.pendingCount) pending"
+                }
+                try port.send(Array("first".utf8))
+                InjectedFaults.with(Fault(.read, EBADF)) {
+                    _ = loop.run(mode: .default, timeout: .seconds(1), returnAfterSourceHandled: true)
+                }
+                _ = loop.run(mode: .default, timeout: .seconds(1), returnAfterSourceHandled: true)
+                InjectedFaults.with(Fault(.read, EBADF)) { port.invalidate() }
+                let failure = "draining port 'drained': read(eventfd) failed: errno \(EBADF) (Bad file descriptor)"
+                let expected = ["loop.system-call-failed: \(failure)", "called back: sent true, 1 pending",
+                                "loop.system-call-failed: \(failure)", "called back: sent false, 0 pending"]
+                var problems: [String] = []
+                if seen.all != expected { problems.append("the handler saw \(seen.all), expected \(expected)") }
+                if received.all != ["first", "from-handler"] { problems.append("the port delivered \(received.all)") }
+                return problems
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    // MARK: The registry's lock
+
+    @Test("a thread's loop made with its default mode failing: the handler asks for the thread's loop, and gets the one the thread keeps")
+    func threadLoopCreation() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let seen = Seen()
+                let fromHandler = Locked<Loop?>(nil)
+                HandlerCallBackTests.handle(seen, matching: { $0.id == .modeUnavailable }) { _ in
+                    let loop = Loop.current   // the registry's lock was held where this failed
+                    fromHandler.withLock { $0 = loop }
+                    return "\(loop.allModes.count) mode"
+                }
+                let kept = Locked<Bool>(false)
+                let thread = BackgroundThread {
+                    let loop = InjectedFaults.with(Fault(.epollCreate, EMFILE)) { Loop.current }
+                    let same = loop === Loop.current && fromHandler.withLock { $0 } === loop
+                    kept.withLock { $0 = same }
+                }
+                thread.join()
+                let failure = "epoll_create1 failed: errno \(EMFILE) (Too many open files)"
+                let expected = ["loop.system-call-failed: cannot create the wait set of mode 'kCFRunLoopDefaultMode': \(failure)",
+                                "loop.mode-unavailable: mode 'kCFRunLoopDefaultMode' cannot be created: \(failure); items added to it are refused and runs of it return .finished until it can",
+                                "called back: 1 mode"]
+                var problems: [String] = []
+                if seen.all != expected { problems.append("the handler saw \(seen.all), expected \(expected)") }
+                if !kept.withLock({ $0 }) { problems.append("the thread's loop is not the one the handler got") }
+                return problems
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    // MARK: The debug checks
+
+    #if DEBUG
+    @Test("debug builds stop a report made while the thread holds a RunLoopKit lock (a loop's, an item's, any other)",
+          arguments: ["loop", "item", "locked"])
+    func reportUnderALockStops(lock: String) async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [lock] in
+            let diagnostic = Diagnostic(severity: .warning, id: "test.under-lock", message: "reported under a lock")
+            let loop = Loop(clock: VirtualClock())
+            switch lock {
+            case "loop": loop.lock.withLock { _ in Diagnostics.report(diagnostic) }
+            case "item": ItemLock(itemID: 16).withLock { Diagnostics.report(diagnostic) }
+            default: Locked(0).withLock { _ in Diagnostics.report(diagnostic) }
+            }
+            withExtendedLifetime(loop) {}
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("Diagnostics.report called while this thread holds 1 RunLoopKit lock(s)"), "\(text)")
+    }
+
+    @Test("debug builds stop a loop's lock released with unlock() while a diagnostic deferred under it waits")
+    func unlockWithDeferredReportStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let loop = Loop(clock: VirtualClock())
+            let held = loop.lock.lock()
+            held.deferReport(.warning, "test.deferred", "deferred under the lock")
+            held.unlock()
+            withExtendedLifetime(loop) {}
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("released with unlock() while diagnostics raised under it wait to be reported"), "\(text)")
+    }
+    #endif
+}
