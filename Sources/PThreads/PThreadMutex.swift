@@ -113,7 +113,8 @@ public struct LentMutex {
 }
 
 /// Debug builds: how many mutexes of this module (every RunLoopKit lock: a loop's, an item's,
-/// a `Locked` value's) the calling thread holds. `LentMutex` counts each lock and unlock, so
+/// a `Locked` value's) the calling thread holds. `LentMutex` counts each lock and unlock (a
+/// lock that calls `pthread_mutex_lock` itself counts itself the same way), so
 /// `Diagnostics.report` can check that no report (and so no user handler) runs under a library
 /// lock. Release builds have no count and no instruction for it.
 @usableFromInline

@@ -103,8 +103,8 @@ func drainCounter(_ descriptor: Descriptor, _ what: @autoclosure () -> String, _
     readCounter(descriptor.raw).deferringFailure(.systemCallFailed, "draining \(what())", held) ?? 0
 }
 
-/// `drainCounter` that reports nothing: for a caller under an item's lock, which reports the
-/// failure (`reportingFailure(.systemCallFailed, "draining …")`) once it released the lock.
+/// `drainCounter` that reports nothing: the caller reports the failure, or defers it, once it
+/// knows it holds no lock (a port's drain reports it after releasing the port's lock).
 func readCounter(_ fd: Int32) -> Result<UInt64, SystemCallError> {
     var value: UInt64 = 0
     return valueOrErrno("read(eventfd)") { rlk_eventfd_read(fd, &value) }.map { _ in value }
@@ -117,7 +117,7 @@ func readCounter(_ fd: Int32) -> Result<UInt64, SystemCallError> {
 func createDescriptor(_ call: StaticString, for what: @autoclosure () -> String, item: String? = nil,
                       _ body: () -> Int32) -> Result<Int32, SystemCallError> {
     let result = valueOrErrno(call, body)
-    if case .failure(let failure) = result { Diagnostics.report(failure.creating(what(), item: item)) }
+    if case .failure(let failure) = result { Diagnostics.report(failure.diagnostic(.systemCallFailed, "cannot create \(what())", item: item)) }
     return result
 }
 
@@ -126,15 +126,8 @@ func createDescriptor(_ call: StaticString, for what: @autoclosure () -> String,
 func createDescriptor(_ call: StaticString, for what: @autoclosure () -> String, _ held: borrowing LoopLock.Held,
                       _ body: () -> Int32) -> Result<Int32, SystemCallError> {
     let result = valueOrErrno(call, body)
-    if case .failure(let failure) = result { held.deferReport(failure.creating(what(), item: nil)) }
+    if case .failure(let failure) = result { held.deferReport(failure.diagnostic(.systemCallFailed, "cannot create \(what())", item: nil)) }
     return result
-}
-
-extension SystemCallError {
-    /// The diagnostic of a descriptor that could not be created.
-    fileprivate func creating(_ what: String, item: String?) -> Diagnostic {
-        Diagnostic(severity: .error, id: .systemCallFailed, message: "cannot create \(what): \(self)", item: item)
-    }
 }
 
 /// `createDescriptor` for a descriptor the loop keeps, as a `Descriptor`.
@@ -179,8 +172,7 @@ private func closing(_ fd: Int32, _ what: @autoclosure () -> String, item: Strin
     guard rlk_close(fd) != 0 else { return nil }
     let code = errno
     guard code != EINTR else { return nil }
-    return Diagnostic(severity: .error, id: .systemCallFailed,
-                      message: "closing \(what()): \(SystemCallError(call: "close", code: code))", item: item)
+    return SystemCallError(call: "close", code: code).diagnostic(.systemCallFailed, "closing \(what())", item: item)
 }
 
 /// Test-only fault injection: makes chosen system calls of RunLoopCore fail on the calling
