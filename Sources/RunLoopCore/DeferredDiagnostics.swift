@@ -95,15 +95,10 @@ extension LoopLock.Held {
 extension LoopLock {
     /// Runs `body` with the lock held, then releases it with `Held.unlockReporting()`.
     @inline(__always)
-    func withLockReporting<R, E: Error>(_ body: (borrowing Held) throws(E) -> R) throws(E) -> R {
+    func withLockReporting<R>(_ body: (borrowing Held) -> R) -> R {
         let held = lock()
-        do {
-            let result = try body(held)
-            held.unlockReporting()
-            return result
-        } catch {
-            held.unlockReporting()
-            throw error
-        }
+        let result = body(held)
+        held.unlockReporting()
+        return result
     }
 }
