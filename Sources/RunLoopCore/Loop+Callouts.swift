@@ -175,7 +175,7 @@ extension Loop {
     /// Takes the mode's current observer snapshot; the one replaced is released after the lock.
     @inline(never)
     private func refreshObserverSnapshot(_ run: RunContext) {
-        let previous = lock.withLock { run.frame.holdObserverSnapshot(run.mode, $0) }
+        let previous = lock.withLock { run.frame.replaceObserverSnapshot(run.mode, $0) }
         withExtendedLifetime(previous) {}
     }
 

@@ -176,7 +176,7 @@ extension Loop {
         held.loop.runningMode = Unmanaged.passUnretained(run.mode)
         // O4: the run's observer snapshot (the frame holds none: the run that used it last
         // dropped it).
-        if run.mode.liveObserverMask.load(ordering: .relaxed) != 0 { _ = run.frame.holdObserverSnapshot(run.mode, held) }
+        if run.mode.liveObserverMask.load(ordering: .relaxed) != 0 { run.frame.holdObserverSnapshot(run.mode, held) }
         return previous
     }
 

@@ -24,24 +24,31 @@ import Musl
 /// Swift's run-time exclusivity checks, which on class properties cost a third of a pass's
 /// instructions, and which the lock makes redundant. Debug builds check instead, on every
 /// access, that the calling thread holds the lock.
+///
+/// The mutex and the state share one heap block, so a `Held` is a single pointer: from it the
+/// mutex and the state are at fixed offsets. (With the mutex in an object of its own
+/// and the state in a block of its own, a `Held` was two pointers, and a run spent about 20
+/// instructions more keeping both in registers or on the stack.)
 final class LoopLock: Sendable {
-    fileprivate let mutex = PThreadMutex()
-    /// `nonisolated(unsafe)`: reached only through a `Held`, which exists only while `mutex` is
-    /// locked by the thread that made it.
-    fileprivate nonisolated(unsafe) let state: UnsafeMutablePointer<LoopGuardedState>
+    /// `nonisolated(unsafe)`: the state in it is reached only through a `Held`, which exists
+    /// only while the block's mutex is locked by the thread that made it.
+    fileprivate nonisolated(unsafe) let block: UnsafeMutablePointer<LockBlock>
     #if DEBUG
     /// The thread holding the lock (0: none), for the debug check.
     fileprivate let holder = Atomic<UInt>(0)
     #endif
 
     init(guarding initial: LoopGuardedState) {
-        state = .allocate(capacity: 1)
-        state.initialize(to: initial)
+        block = .allocate(capacity: 1)
+        block.initialize(to: LockBlock(mutex: pthread_mutex_t(), state: initial))
+        let status = pthread_mutex_init(LockBlock.mutex(of: block), nil)
+        precondition(status == 0, "pthread_mutex_init failed: \(status)")
     }
 
     deinit {
-        state.deinitialize(count: 1)
-        state.deallocate()
+        pthread_mutex_destroy(LockBlock.mutex(of: block))
+        block.deinitialize(count: 1)
+        block.deallocate()
     }
 
     /// Takes the lock; the `Held` it returns must end with ``Held/unlock()``.
@@ -52,8 +59,9 @@ final class LoopLock: Sendable {
         // item's lock never waits for a loop's, which may be held while that item's is taken.
         precondition(rlk_item_locks_held()!.pointee == 0,
                      "a loop's lock taken while this thread holds an item's lock: the lock order is the loop's first")
+        HeldMutexes.count += 1   // counted as every PThreads mutex is (see `HeldMutexes`)
         #endif
-        LentMutex(mutex).lock()
+        pthread_mutex_lock(LockBlock.mutex(of: block))
         #if DEBUG
         holder.store(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))), ordering: .relaxed)
         #endif
@@ -83,25 +91,23 @@ final class LoopLock: Sendable {
         holder.store(0, ordering: .relaxed)
         defer { holder.store(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))), ordering: .relaxed) }
         #endif
-        return condition.wait(mutex, untilMonotonicNanoseconds: deadline)
+        return condition.wait(LentMutex(unsafeMutex: LockBlock.mutex(of: block)), untilMonotonicNanoseconds: deadline)
     }
 
     /// The guarded state of an object no other thread can reach yet (an initialiser, a
     /// deinitialiser): no lock is needed to set it up.
-    var unshared: UnsafeMutablePointer<LoopGuardedState> { state }
+    var unshared: UnsafeMutablePointer<LoopGuardedState> { LockBlock.state(of: block) }
 
     /// Proof that the calling thread holds a loop's lock, and the way to what it guards.
     struct Held: ~Copyable {
-        private let state: UnsafeMutablePointer<LoopGuardedState>
-        private let mutex: LentMutex
+        private let block: UnsafeMutablePointer<LockBlock>
         #if DEBUG
         private let lock: Unmanaged<LoopLock>
         #endif
 
         @inline(__always)
         fileprivate init(_ lock: LoopLock) {
-            state = lock.state
-            mutex = LentMutex(lock.mutex)
+            block = lock.block
             #if DEBUG
             self.lock = .passUnretained(lock)
             #endif
@@ -111,7 +117,7 @@ final class LoopLock: Sendable {
         var loop: Guarded<LoopGuardedState> {
             @_transparent get {
                 checkHeld()
-                return Guarded(state)
+                return Guarded(LockBlock.state(of: block))
             }
         }
 
@@ -138,11 +144,14 @@ final class LoopLock: Sendable {
         consuming func unlock() {
             #if DEBUG
             checkHeld()
-            precondition(state.pointee.deferredDiagnostics.isEmpty,
+            precondition(LockBlock.state(of: block).pointee.deferredDiagnostics.isEmpty,
                          "a loop's lock released with unlock() while diagnostics raised under it wait to be reported: release it with unlockReporting()")
             lock._withUnsafeGuaranteedRef { $0.holder.store(0, ordering: .relaxed) }
             #endif
-            mutex.unlock()
+            pthread_mutex_unlock(LockBlock.mutex(of: block))
+            #if DEBUG
+            HeldMutexes.count -= 1
+            #endif
             discard self
         }
 
@@ -155,9 +164,15 @@ final class LoopLock: Sendable {
             checkHeld()
             lock._withUnsafeGuaranteedRef { $0.holder.store(0, ordering: .relaxed) }
             #endif
-            mutex.unlock()
+            pthread_mutex_unlock(LockBlock.mutex(of: block))
+            #if DEBUG
+            HeldMutexes.count -= 1
+            #endif
             body()
-            mutex.lock()
+            #if DEBUG
+            HeldMutexes.count += 1
+            #endif
+            pthread_mutex_lock(LockBlock.mutex(of: block))
             #if DEBUG
             lock._withUnsafeGuaranteedRef {
                 $0.holder.store(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))), ordering: .relaxed)
@@ -223,6 +238,26 @@ struct Guarded<State> {
     var value: State {
         @_transparent unsafeAddress { UnsafePointer(pointer) }
         @_transparent nonmutating unsafeMutableAddress { pointer }
+    }
+}
+
+/// A loop's mutex and the state it guards, in one heap block that never moves (see `LoopLock`).
+/// Only `LoopLock` and its `Held` reach into it, through the two addresses below.
+struct LockBlock {
+    var mutex: pthread_mutex_t
+    var state: LoopGuardedState
+
+    @_transparent
+    static func mutex(of block: UnsafeMutablePointer<LockBlock>) -> UnsafeMutablePointer<pthread_mutex_t> {
+        (UnsafeMutableRawPointer(block) + MemoryLayout<LockBlock>.offset(of: \.mutex)!)
+            .assumingMemoryBound(to: pthread_mutex_t.self)
+    }
+
+    /// Both offsets are constants in an optimised build.
+    @_transparent
+    static func state(of block: UnsafeMutablePointer<LockBlock>) -> UnsafeMutablePointer<LoopGuardedState> {
+        (UnsafeMutableRawPointer(block) + MemoryLayout<LockBlock>.offset(of: \.state)!)
+            .assumingMemoryBound(to: LoopGuardedState.self)
     }
 }
 

@@ -52,8 +52,10 @@ struct LoopGuardedState {
     /// is reached.
     mutating func pushFrame() -> RunFrameHandle {
         depth += 1
-        if frames.count == depth { addFrame(RunFrame()) }
-        return frameHandles[depth]
+        if frameHandles.count == depth { addFrame(RunFrame()) }
+        // In bounds: `depth` starts at 0 and grows by one, and the line above made a handle at
+        // every depth reached. Read without the array's bounds check, which a run paid for.
+        return frameHandles.withUnsafeBufferPointer { $0[depth] }
     }
 
     /// R5's pop: back to the run this one nested in.

@@ -68,15 +68,24 @@ struct RunFrameHandle {
     /// Takes the snapshot of `state`'s current observers (none if it has none) and returns the
     /// one held before, for the caller to release after the loop's lock. Loop thread.
     @inline(__always)
-    func holdObserverSnapshot(_ state: ModeState, _ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
-        scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
+    func replaceObserverSnapshot(_ state: ModeState, _ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
         let previous = scratch.pointee.observerSnapshot.take()
+        holdObserverSnapshot(state, held)
+        return previous
+    }
+
+    /// Takes the snapshot of `state`'s current observers (none if it has none) into a frame
+    /// that holds none: a run's start, as the run that used the frame last dropped its own.
+    /// Loop thread.
+    @inline(__always)
+    func holdObserverSnapshot(_ state: ModeState, _ held: borrowing LoopLock.Held) {
+        assert(scratch.pointee.observerSnapshot == nil, "a run's frame still holds an observer snapshot")
+        scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
         // Stored first and read back from the frame: read from a local, the snapshot was
         // retained twice and released once (a pair the optimiser left in), 30 instructions a run.
         scratch.pointee.observerSnapshot = state.observerSnapshot(held)
         scratch.pointee.observerEntries = scratch.pointee.observerSnapshot?.entries
         scratch.pointee.observerStarts = scratch.pointee.observerSnapshot?.starts
-        return previous
     }
 
     /// Drops the run's observer snapshot (O5), so observers removed meanwhile are released

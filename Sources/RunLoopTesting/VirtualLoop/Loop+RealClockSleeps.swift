@@ -1,3 +1,7 @@
+// Swift 6.3 is the first toolchain with `SchedulingExecutor`; an older one (the package builds
+// with 6.1) builds RunLoopTesting without this file, and a real-clock sleep in a test is then
+// seen only when its wake-up comes back from another thread.
+#if compiler(>=6.3)
 @_spi(ExperimentalScheduling) import _Concurrency
 import RunLoopKit
 
@@ -46,3 +50,4 @@ extension Loop: SchedulingExecutor {
         global.enqueue(job, at: instant, tolerance: tolerance, clock: clock)
     }
 }
+#endif

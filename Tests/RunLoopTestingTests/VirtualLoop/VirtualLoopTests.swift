@@ -151,11 +151,8 @@ import Testing
         #expect(thrown is CancellationError)
         // One report: the sleep's wake-up resumes nothing (no input from another thread). The
         // hour read back says the loop got the sleep's own clock and deadline.
-        #expect(Self.placesMarked(reporter.messages, lines: [line]) == ["""
-            The test slept on a real clock: 1 sleep, which virtual time cannot end
-              - a sleep on ContinuousClock for about 3600.0 seconds, <place>
-              \(Self.realSleepAdvice)
-            """])
+        #expect(Self.placesMarked(reporter.messages, lines: [line])
+                == [Self.oneRealSleepReport("a sleep on ContinuousClock for about 3600.0 seconds")])
     }
 
     @Test func aSleepOnSuspendingClockInATaskOfTheBodyCancelsThatTaskOnly() async throws {
@@ -169,11 +166,8 @@ import Testing
         }
         #expect(throws: CancellationError.self) { try slept.get() }
         #expect(!bodyCancelled)
-        #expect(Self.placesMarked(reporter.messages, lines: [line]) == ["""
-            The test slept on a real clock: 1 sleep, which virtual time cannot end
-              - a sleep on SuspendingClock for about 5400.0 seconds, <place>
-              \(Self.realSleepAdvice)
-            """])
+        #expect(Self.placesMarked(reporter.messages, lines: [line])
+                == [Self.oneRealSleepReport("a sleep on SuspendingClock for about 5400.0 seconds")])
     }
 
     @Test func realClockSleepsOfEveryTaskOnTheLoopAreSeenWhenTheyBegin() async throws {
@@ -226,6 +220,15 @@ import Testing
     }
 
     private static let file = "Tests/RunLoopTestingTests/VirtualLoop/VirtualLoopTests.swift"
+    /// The report of a test that slept once on a real clock, `sleep` its line's description.
+    private static func oneRealSleepReport(_ sleep: String) -> String {
+        """
+        The test slept on a real clock: 1 sleep, which virtual time cannot end
+          - \(sleep), <place>
+          \(realSleepAdvice)
+        """
+    }
+
     private static let realSleepAdvice = "The test would wait for real time, and what runs meanwhile would depend on timing. "
         + "The sleeping task was cancelled and its sleep ended at once (a throwing sleep threw CancellationError). Sleep "
         + "on the test's virtual clock (`test.clock`) instead."
