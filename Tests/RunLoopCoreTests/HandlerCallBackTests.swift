@@ -10,9 +10,11 @@ import Glibc
 /// the item whose failure it is told about. One test per kind of place a failure used to be
 /// reported under a lock: a mode created in a loop's critical section, a timer descriptor
 /// re-armed there (by the loop before its wait, by another thread while it sleeps), an item
-/// removed from a wait set, a port's counter drained under the port's lock, the async queue's
-/// descriptor put into a wait set as a run starts, the async queue drained, a thread's loop made
-/// by the registry, and a teardown closing the descriptors. Each handler calls back into the
+/// removed from a wait set, an fd source's interest restored in a mode after a change failed in
+/// another, a job's mode created as the job is enqueued, a port's counter drained under the
+/// port's lock, the async queue's descriptor put into a wait set as a run starts and put back as
+/// a nested run ends, the async queue drained, a thread's loop made by the registry, and a
+/// teardown closing the descriptors. Each handler calls back into the
 /// same loop or item; before, those calls waited for a lock their own thread held.
 ///
 /// The handler is process-wide, so each test runs in a child process of its own (an exit test)
@@ -260,6 +262,97 @@ struct HandlerCallBackTests {
                                 "called back: true"]
                 var problems = seen.problems(expecting: expected)
                 if run != .stopped || ran.all != ["first", "second"] { problems.append("the run ended \(run) and ran \(ran.all)") }
+                loop.tearDown()
+                return problems
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    @Test("an fd source's interest change fails in its second mode and the first cannot be restored: the handler changes the same source's interest again")
+    func interestRestore() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let loop = Loop(clock: VirtualClock())
+                let pipe = try FaultTestPipe()
+                let file = LoopFileSource(fd: pipe.read, events: .readable, label: "interest") { _ in }
+                loop.add(file, mode: "first")
+                loop.add(file, mode: "second")
+                let seen = Seen()
+                HandlerCallBackTests.handle(seen, matching: { $0.item == "interest" }) { _ in
+                    // The loop's lock was held where the restore failed.
+                    do { try file.setInterest(.readable) } catch { return "\(error)" }
+                    return "restored \(file.interest == .readable)"
+                }
+                // The first mode's MOD goes through, the second's fails, then the restore of the first.
+                let thrown = InjectedFaults.with(Fault(.epollModify, EBADF, after: 1, times: 2)) { () -> String in
+                    do { try file.setInterest([]) } catch { return "\(error)" }
+                    return "nothing thrown"
+                }
+                let failure = "epoll_ctl(MOD) failed: errno \(EBADF) (Bad file descriptor)"
+                let expected = ["loop.system-call-failed: restoring the interest of 'interest' in mode 'first': \(failure)",
+                                "called back: restored true"]
+                var problems = seen.problems(expecting: expected)
+                if thrown != failure { problems.append("setInterest threw \(thrown)") }
+                file.invalidate()
+                pipe.close()
+                return problems
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    @Test("a job enqueued while its jobModes' mode cannot be created: the handler adds a source to that mode, whose run then runs the job")
+    func jobModeCreation() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let loop = Loop(clock: VirtualClock())
+                let mode = Loop.Mode("jobs")
+                loop.jobModes = [mode]
+                let ran = Seen()
+                let seen = Seen()
+                HandlerCallBackTests.handle(seen, matching: { $0.id == .modeUnavailable }) { _ in
+                    "\(loop.add(LoopSource(label: "keeps-the-mode") {}, mode: mode)) \(loop.jobModes == [mode])"
+                }
+                // The task's first job is enqueued on this thread, as the task is created.
+                _ = InjectedFaults.with(Fault(.epollCreate, EMFILE)) { Task(executorPreference: loop) { ran.add("job") } }
+                let run = loop.run(mode: mode, timeout: .zero)
+                let failure = "epoll_create1 failed: errno \(EMFILE) (Too many open files)"
+                let expected = ["loop.system-call-failed: cannot create the wait set of mode 'jobs': \(failure)",
+                                "loop.mode-unavailable: mode 'jobs' cannot be created: \(failure); items added to it are refused and runs of it return .finished until it can",
+                                "called back: added true"]
+                var problems = seen.problems(expecting: expected)
+                if ran.all != ["job"] { problems.append("the run (\(run)) ran \(ran.all)") }
+                loop.tearDown()
+                return problems
+            }
+        }
+        Self.expectClean(result)
+    }
+
+    @Test("a run nested in the async queue's drain cannot put the queue's descriptor back into its wait set as it ends: the handler submits work to the same loop, which runs")
+    func asyncQueueRestoredAfterNestedRun() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let loop = Loop(clock: VirtualClock())
+                let ran = Seen()
+                loop.add(LoopSource(label: "keeps-the-mode") {}, mode: .default)
+                let seen = Seen()
+                HandlerCallBackTests.handle(seen, matching: { $0.message.hasPrefix("putting the async queue back") }) { _ in
+                    "\(loop.submit(label: "second") { ran.add("second") })"
+                }
+                loop.submit(label: "first") {
+                    ran.add("first")
+                    // A run nested in the drain must not service the queue (L1): its descriptor
+                    // leaves the mode's set for the nested run, and joining it again fails.
+                    _ = InjectedFaults.with(Fault(.epollAdd, EBADF)) { loop.run(mode: .default, timeout: .zero) }
+                }
+                let first = loop.run(mode: .default, timeout: .zero)
+                let second = loop.run(mode: .default, timeout: .zero)   // joins the set again and runs "second"
+                let expected = ["loop.system-call-failed: putting the async queue back into mode 'kCFRunLoopDefaultMode'; the next run tries again: epoll_ctl(ADD) failed: errno \(EBADF) (Bad file descriptor)",
+                                "called back: true"]
+                var problems = seen.problems(expecting: expected)
+                if ran.all != ["first", "second"] { problems.append("the runs (\(first), \(second)) ran \(ran.all)") }
                 loop.tearDown()
                 return problems
             }
