@@ -1,4 +1,5 @@
 import Testing
+import Dispatch
 import PThreads
 import RunLoopDiagnostics
 @testable import RunLoopCore
@@ -385,6 +386,38 @@ struct HandlerCallBackTests {
             }
         }
         Self.expectClean(result)
+    }
+
+    @Test("Loop.main's main-queue watch cannot be set up on its first run (io_uring_setup): the handler performs a block on Loop.main, which runs in that run")
+    func mainQueueWatchSetup() throws {
+        // Loop.main runs on the main thread, which the test runner's process keeps: the probe runs
+        // on a fresh process's main thread, before main() (see `runMainThreadProbe`).
+        let status = try runMainThreadProbe(environment: ["RLK_MAIN_THREAD_PROBE_HANDLER=1"])
+        #expect(status == 0, "the probe's raw wait status \(status); its problems are on standard error")
+    }
+
+    /// `mainQueueWatchSetup`'s child, on its main thread before main(): writes each problem to
+    /// standard error (nothing when it found none) and exits, 0 when it found none.
+    static func mainQueueWatchProbe() -> Never {
+        alarm(30)   // the child's deadline: SIGALRM ends a child whose handler deadlocked
+        let loop = Loop.main
+        let ran = Seen()
+        let seen = Seen()
+        handle(seen, matching: { $0.id == .mainQueuePolled }) { _ in
+            "\(loop.perform(inMode: .default) { ran.add("block from the handler") })"
+        }
+        DispatchQueue.main.async {
+            ran.add("main queue")
+            loop.stop()
+        }
+        let run = InjectedFaults.with(Fault(.ringSetup, ENOSYS)) { loop.run(mode: .default, timeout: .seconds(10)) }
+        let expected = ["loop.main-queue-polled: io_uring_setup failed: errno \(ENOSYS) (Function not implemented): Loop.main checks the main dispatch queue with a system call on each polling pass",
+                        "called back: true"]
+        var problems = seen.problems(expecting: expected)
+        if run != .stopped || ran.all != ["block from the handler", "main queue"] { problems.append("the run ended \(run) and ran \(ran.all)") }
+        if loop.watchesMainQueueWithoutSystemCalls { problems.append("Loop.main watches the main queue although its watch could not be set up") }
+        for problem in problems { printToStderr(problem) }
+        exit(problems.isEmpty ? 0 : 1)
     }
 
     // MARK: An item's lock

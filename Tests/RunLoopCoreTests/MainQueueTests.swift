@@ -20,32 +20,40 @@ struct MainQueueTests {
     @Test("R4a L1 X4: Loop.main services DispatchQueue.main on the main thread (cases 18, 19), with the main-queue watch and without it",
           arguments: [false, true])
     func realMainQueue(withoutWatch: Bool) throws {
-        var pid = pid_t()
-        let path = "/proc/self/exe"
-        var argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), nil]
-        defer { for p in argv { free(p) } }
-        var env: [UnsafeMutablePointer<CChar>?] = [strdup("RLK_MAIN_THREAD_PROBE=1")]
-        if withoutWatch { env.append(strdup("RLK_MAIN_THREAD_PROBE_NO_WATCH=1")) }
-        var index = 0
-        while let entry = environ[index] {
-            env.append(strdup(entry))
-            index += 1
-        }
-        env.append(nil)
-        defer { for p in env { free(p) } }
-        let spawned = posix_spawn(&pid, path, nil, nil, &argv, &env)
-        try #require(spawned == 0)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let status = try runMainThreadProbe(environment: withoutWatch ? ["RLK_MAIN_THREAD_PROBE_NO_WATCH=1"] : [])
         let exited = (status & 0x7f) == 0
         let code = (status >> 8) & 0xff
         #expect(exited && code == 0, "probe failed: exit code \(code), raw status \(status) (details on stderr)")
     }
 }
 
+/// Re-executes the test binary with `RLK_MAIN_THREAD_PROBE=1` and `environment` added, so
+/// `rlk_main_thread_probe` runs on the child's main thread before `main()`; the child's raw
+/// wait status.
+func runMainThreadProbe(environment: [String]) throws -> Int32 {
+    var pid = pid_t()
+    let path = "/proc/self/exe"
+    var argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), nil]
+    defer { for p in argv { free(p) } }
+    var env: [UnsafeMutablePointer<CChar>?] = [strdup("RLK_MAIN_THREAD_PROBE=1")] + environment.map { strdup($0) }
+    var index = 0
+    while let entry = environ[index] {
+        env.append(strdup(entry))
+        index += 1
+    }
+    env.append(nil)
+    defer { for p in env { free(p) } }
+    let spawned = posix_spawn(&pid, path, nil, nil, &argv, &env)
+    try #require(spawned == 0)
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return status
+}
+
 /// The child's side of `MainQueueTests`: runs on the process's main thread, before `main()`.
 @_cdecl("rlk_main_thread_probe")
 public func rlkMainThreadProbe() {
+    if getenv("RLK_MAIN_THREAD_PROBE_HANDLER") != nil { HandlerCallBackTests.mainQueueWatchProbe() }
     var failures = 0
     func check(_ ok: Bool, _ what: String, _ trace: [String]) {
         if !ok {
