@@ -43,7 +43,16 @@ func runMainThreadProbe(environment: [String]) throws -> Int32 {
     }
     env.append(nil)
     defer { for p in env { free(p) } }
-    let spawned = posix_spawn(&pid, path, nil, nil, &argv, &env)
+    // The child starts with no signal blocked: a test thread may block some (SIGALRM, which a
+    // probe's deadline needs), and a spawned process inherits the mask.
+    var attributes = posix_spawnattr_t()
+    try #require(posix_spawnattr_init(&attributes) == 0)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    try #require(posix_spawnattr_setsigmask(&attributes, &none) == 0)
+    try #require(posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK)) == 0)
+    let spawned = posix_spawn(&pid, path, nil, &attributes, &argv, &env)
     try #require(spawned == 0)
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
