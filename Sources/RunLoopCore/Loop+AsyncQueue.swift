@@ -88,7 +88,7 @@ extension Loop {
         let state = run.mode
         if let port {
             // On a failure the next run tries again (reported).
-            if valueOrErrno("epoll_ctl(ADD)", { rlk_epoll_add(state.epollFD.raw, port.raw, 1, WaitToken.async, 0) })
+            if addAsyncPort(port, to: state)
                 .deferringFailure(.systemCallFailed, "adding the async queue to mode '\(state.mode)'; the next run tries again", held) != nil {
                 held[state].asyncInSet = port
             }
@@ -110,13 +110,22 @@ extension Loop {
         guard let removed = run.frame.scratch.pointee.removedAsyncPort else { return }
         let state = run.mode
         if !held.loop.tornDown && held[state].asyncInSet == nil {
-            if valueOrErrno("epoll_ctl(ADD)", { rlk_epoll_add(state.epollFD.raw, removed.raw, 1, WaitToken.async, 0) })
+            if addAsyncPort(removed, to: state)
                 .deferringFailure(.systemCallFailed, "putting the async queue back into mode '\(state.mode)'; the next run tries again", held) != nil {
                 held[state].asyncInSet = removed
             }
         }
         run.frame.scratch.pointee.removedAsyncPort = nil
         held.reportDeferredWhileReleased()
+    }
+
+    /// Adds the async queue's descriptor to `state`'s wait set. One already there counts as
+    /// added: a take-out that failed (reported then) leaves it in the set, and without this every
+    /// later add would fail with EEXIST, be reported on every run, and never be recorded.
+    private func addAsyncPort(_ port: Descriptor, to state: ModeState) -> Result<Int32, SystemCallError> {
+        let added = valueOrErrno("epoll_ctl(ADD)") { rlk_epoll_add(state.epollFD.raw, port.raw, 1, WaitToken.async, 0) }
+        if case .failure(let failure) = added, failure.code == EEXIST { return .success(0) }
+        return added
     }
 
     /// R4a for the main loop: on the main thread, not inside a main-queue drain, running a

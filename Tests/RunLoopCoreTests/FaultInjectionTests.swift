@@ -159,6 +159,32 @@ struct FaultInjectionTests {
         #expect(result == .stopped, "the submitted work did not wake the wait: \(result)")
     }
 
+    @Test("epoll_ctl(DEL) of the async queue fails for a run nested in its drain (EBADF): reported once; the queue stays in the set and later runs neither fail again nor lose work")
+    func asyncQueueRemoveFails() throws {
+        let fixture = try PortLoop("fault-async-del")
+        let loop = fixture.loop, mode = fixture.mode
+        loop.addCommonMode(mode)   // the async queue is serviced in common modes (X1)
+        let ran = Trace()
+        let seen = diagnostics(mentioning: "fault-async-del") {
+            // The first run adds the queue's descriptor to the mode's set; a run nested in the
+            // drain must not service the queue (L1), so it takes the descriptor out: that fails.
+            _ = loop.submit(label: "outer") {
+                ran.add("outer")
+                _ = InjectedFaults.with(Fault(.epollRemove, EBADF)) { loop.run(mode: mode, timeout: .zero) }
+            }
+            loop.run(mode: fixture.mode, timeout: .zero)
+            // Three more runs, each with work queued: the descriptor is still in the set, so
+            // putting it back and adding it find it there, and each run services the queue.
+            for index in 0..<3 {
+                _ = loop.submit(label: "later-\(index)") { ran.add("later-\(index)") }
+                loop.run(mode: fixture.mode, timeout: .zero)
+            }
+        }
+        #expect(seen.map(\.message) == ["taking the async queue out of mode 'fault-async-del': epoll_ctl(DEL) failed: errno \(EBADF) (Bad file descriptor)"],
+                "\(seen)")
+        #expect(ran.all == ["outer", "later-0", "later-1", "later-2"])
+    }
+
     @Test("epoll_ctl(MOD): a failure in the second mode throws and restores the first (all or nothing)",
           arguments: [ENOMEM, EBADF])
     func epollModifyAllOrNothing(code: Int32) throws {
