@@ -143,15 +143,10 @@ final class LoopLock: Sendable {
         @inline(__always)
         consuming func unlock() {
             #if DEBUG
-            checkHeld()
             precondition(LockBlock.state(of: block).pointee.deferredDiagnostics.isEmpty,
                          "a loop's lock released with unlock() while diagnostics raised under it wait to be reported: release it with unlockReporting()")
-            lock._withUnsafeGuaranteedRef { $0.holder.store(0, ordering: .relaxed) }
             #endif
-            pthread_mutex_unlock(LockBlock.mutex(of: block))
-            #if DEBUG
-            HeldMutexes.count -= 1
-            #endif
+            releaseMutex()
             discard self
         }
 
@@ -160,6 +155,14 @@ final class LoopLock: Sendable {
         /// point where nothing read before must still hold after.
         @inline(never)
         func whileReleased(_ body: () -> Void) {
+            releaseMutex()
+            body()
+            retakeMutex()
+        }
+
+        /// Gives the mutex back, with the debug checks' record of who holds it.
+        @inline(__always)
+        private func releaseMutex() {
             #if DEBUG
             checkHeld()
             lock._withUnsafeGuaranteedRef { $0.holder.store(0, ordering: .relaxed) }
@@ -168,7 +171,11 @@ final class LoopLock: Sendable {
             #if DEBUG
             HeldMutexes.count -= 1
             #endif
-            body()
+        }
+
+        /// Takes the mutex again after `releaseMutex()`.
+        @inline(__always)
+        private func retakeMutex() {
             #if DEBUG
             HeldMutexes.count += 1
             #endif
