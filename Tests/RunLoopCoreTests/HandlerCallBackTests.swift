@@ -22,23 +22,22 @@ import Glibc
 /// and the tests running in parallel never see it. The child has a deadline (`alarm`): a
 /// handler that deadlocks kills it, which fails the test instead of hanging the run. The child
 /// checks what its handler saw and did, and says what went wrong on standard error.
-@Suite("Diagnostics handler calls back", .enabled(if: InjectedFaults.isAvailable, "needs a debug build (RLK_FAULT_INJECTION)"))
+@Suite("Diagnostics handler calls back", .needsInjectedFaults)
 struct HandlerCallBackTests {
-    typealias Fault = InjectedFaults.Fault
-
-    /// Runs `scenario` in the child and ends it: status 0 when it found nothing wrong, 1 with
-    /// each problem on standard error otherwise. The last line is always `finished` (a child
-    /// that writes nothing to standard error is reported with bytes that were never written).
+    /// Runs `scenario` in the child and ends it with status 0, each problem it found on standard
+    /// error and then `finished`. Status 0 even with problems: an exit test whose status is not
+    /// the expected one returns no result, so the problems would never be shown. A child killed
+    /// at its deadline never writes `finished`.
     static func child(_ scenario: () throws -> [String]) -> Never {
         alarm(30)   // the child's deadline: SIGALRM ends a child whose handler deadlocked
         let problems: [String]
         do { problems = try scenario() } catch { problems = ["threw \(error)"] }
         for problem in problems { printToStderr(problem) }
         printToStderr("finished")
-        exit(problems.isEmpty ? 0 : 1)
+        exit(0)
     }
 
-    /// Checks the child's result: it exited with status 0 and found nothing wrong.
+    /// Checks the child's result: it ended normally and found nothing wrong.
     static func expectClean(_ result: ExitTest.Result?, sourceLocation: SourceLocation = #_sourceLocation) {
         let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(text == "finished\n", "the child reported: \(text)", sourceLocation: sourceLocation)
@@ -53,6 +52,11 @@ struct HandlerCallBackTests {
         /// No problem when the handler saw and did exactly `expected`; else one saying what it did.
         func problems(expecting expected: [String]) -> [String] {
             all == expected ? [] : ["the handler saw \(all), expected \(expected)"]
+        }
+
+        /// `problems(expecting:)`, and `problem` too when the scenario's own outcome, `holds`, is false.
+        func problems(expecting expected: [String], andRequire holds: Bool, _ problem: @autoclosure () -> String) -> [String] {
+            problems(expecting: expected) + (holds ? [] : [problem()])
         }
     }
 
@@ -71,7 +75,7 @@ struct HandlerCallBackTests {
 
     @Test("a mode that cannot be created (add, perform, stop(mode:), addCommonMode): the handler adds a timer to the same loop")
     func modeCreation() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: VirtualClock())
                 let timer = try LoopTimer(after: .seconds(1), clock: loop.clock, label: "from-handler") { _ in }
@@ -97,13 +101,12 @@ struct HandlerCallBackTests {
                 }
                 return seen.problems(expecting: expected)
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     @Test("the loop's timer descriptor cannot be armed before its wait: the handler adds a timer to the same loop, which fires")
     func timerArmedBeforeWait() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: MonotonicClock.shared)
                 let mode = Loop.Mode("arm")
@@ -124,17 +127,15 @@ struct HandlerCallBackTests {
                 loop.tearDown()
                 let expected = ["loop.system-call-failed: arming the timer descriptor of mode 'arm': timerfd_settime failed: errno \(EBADF) (Bad file descriptor)",
                                 "called back: added"]
-                var problems = seen.problems(expecting: expected)
-                if run != .stopped || fired.all != ["soon"] { problems.append("the run ended \(run) with \(fired.all) fired") }
-                return problems
+                return seen.problems(expecting: expected, andRequire: run == .stopped && fired.all == ["soon"],
+                    "the run ended \(run) with \(fired.all) fired")
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     @Test("another thread moves a timer while the loop sleeps and arming fails: the handler moves the same timer again")
     func timerMovedWhileSleeping() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: MonotonicClock.shared)
                 let mode = Loop.Mode("moved")
@@ -167,17 +168,15 @@ struct HandlerCallBackTests {
                 loop.tearDown()
                 let expected = ["loop.system-call-failed: arming the timer descriptor of mode 'moved': timerfd_settime failed: errno \(EBADF) (Bad file descriptor)",
                                 "called back: moved"]
-                var problems = seen.problems(expecting: expected)
-                if run != .stopped || fired.all != ["fired"] { problems.append("the run ended \(run) with \(fired.all) fired") }
-                return problems
+                return seen.problems(expecting: expected, andRequire: run == .stopped && fired.all == ["fired"],
+                    "the run ended \(run) with \(fired.all) fired")
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     @Test("a port whose removal from a wait set fails (epoll_ctl DEL): the handler adds the same port to another mode")
     func portRemoval() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: VirtualClock())
                 let port = try LoopPortSource(label: "removed") { _ in }
@@ -189,18 +188,17 @@ struct HandlerCallBackTests {
                 let removed = InjectedFaults.with(Fault(.epollRemove, EBADF)) { loop.remove(port, mode: .default) }
                 let expected = ["loop.system-call-failed: removing port 'removed' from mode 'kCFRunLoopDefaultMode': epoll_ctl(DEL) failed: errno \(EBADF) (Bad file descriptor)",
                                 "called back: false added"]
-                var problems = seen.problems(expecting: expected)
-                if !removed || !loop.contains(port, mode: "elsewhere") { problems.append("removed \(removed), in the other mode \(loop.contains(port, mode: "elsewhere"))") }
+                let problems = seen.problems(expecting: expected, andRequire: removed && loop.contains(port, mode: "elsewhere"),
+                    "removed \(removed), in the other mode \(loop.contains(port, mode: "elsewhere"))")
                 port.invalidate()
                 return problems
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     @Test("an fd source whose descriptor was closed first is invalidated: the handler adds a source to the same loop")
     func closedDescriptorRemoval() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: VirtualClock())
                 let pipe = try FaultTestPipe()
@@ -217,13 +215,12 @@ struct HandlerCallBackTests {
                                 "called back: added false"]
                 return seen.problems(expecting: expected)
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     @Test("the async queue cannot join the wait set as a run starts: the handler performs a block on the same loop, which runs in that run")
     func asyncQueueJoinsWaitSet() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: VirtualClock())
                 let mode = Loop.Mode("async-start")
@@ -237,18 +234,16 @@ struct HandlerCallBackTests {
                 let run = InjectedFaults.with(Fault(.epollAdd, EBADF)) { loop.run(mode: mode, timeout: .zero) }
                 let expected = ["loop.system-call-failed: adding the async queue to mode 'async-start'; the next run tries again: epoll_ctl(ADD) failed: errno \(EBADF) (Bad file descriptor)",
                                 "called back: true"]
-                var problems = seen.problems(expecting: expected)
-                if ran.all != ["block from the handler"] { problems.append("the run (\(run)) ran \(ran.all)") }
                 loop.tearDown()
-                return problems
+                return seen.problems(expecting: expected, andRequire: ran.all == ["block from the handler"],
+                    "the run (\(run)) ran \(ran.all)")
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     @Test("the async queue's descriptor cannot be drained: the handler submits more work to the same loop, which runs")
     func asyncQueueDrain() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: VirtualClock())
                 let ran = Seen()
@@ -261,18 +256,16 @@ struct HandlerCallBackTests {
                 let run = InjectedFaults.with(Fault(.read, EBADF)) { loop.run(mode: .default, timeout: .seconds(10)) }
                 let expected = ["loop.system-call-failed: draining the async queue's descriptor: read(eventfd) failed: errno \(EBADF) (Bad file descriptor)",
                                 "called back: true"]
-                var problems = seen.problems(expecting: expected)
-                if run != .stopped || ran.all != ["first", "second"] { problems.append("the run ended \(run) and ran \(ran.all)") }
                 loop.tearDown()
-                return problems
+                return seen.problems(expecting: expected, andRequire: run == .stopped && ran.all == ["first", "second"],
+                    "the run ended \(run) and ran \(ran.all)")
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     @Test("an fd source's interest change fails in its second mode and the first cannot be restored: the handler changes the same source's interest again")
     func interestRestore() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: VirtualClock())
                 let pipe = try FaultTestPipe()
@@ -293,19 +286,18 @@ struct HandlerCallBackTests {
                 let failure = "epoll_ctl(MOD) failed: errno \(EBADF) (Bad file descriptor)"
                 let expected = ["loop.system-call-failed: restoring the interest of 'interest' in mode 'first': \(failure)",
                                 "called back: restored true"]
-                var problems = seen.problems(expecting: expected)
-                if thrown != failure { problems.append("setInterest threw \(thrown)") }
+                let problems = seen.problems(expecting: expected, andRequire: thrown == failure,
+                    "setInterest threw \(thrown)")
                 file.invalidate()
                 pipe.close()
                 return problems
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     @Test("a job enqueued while its jobModes' mode cannot be created: the handler adds a source to that mode, whose run then runs the job")
     func jobModeCreation() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: VirtualClock())
                 let mode = Loop.Mode("jobs")
@@ -322,18 +314,16 @@ struct HandlerCallBackTests {
                 let expected = ["loop.system-call-failed: cannot create the wait set of mode 'jobs': \(failure)",
                                 "loop.mode-unavailable: mode 'jobs' cannot be created: \(failure); items added to it are refused and runs of it return .finished until it can",
                                 "called back: added true"]
-                var problems = seen.problems(expecting: expected)
-                if ran.all != ["job"] { problems.append("the run (\(run)) ran \(ran.all)") }
                 loop.tearDown()
-                return problems
+                return seen.problems(expecting: expected, andRequire: ran.all == ["job"],
+                    "the run (\(run)) ran \(ran.all)")
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     @Test("a run nested in the async queue's drain cannot put the queue's descriptor back into its wait set as it ends: the handler submits work to the same loop, which runs")
     func asyncQueueRestoredAfterNestedRun() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: VirtualClock())
                 let ran = Seen()
@@ -352,18 +342,16 @@ struct HandlerCallBackTests {
                 let second = loop.run(mode: .default, timeout: .zero)   // joins the set again and runs "second"
                 let expected = ["loop.system-call-failed: putting the async queue back into mode 'kCFRunLoopDefaultMode'; the next run tries again: epoll_ctl(ADD) failed: errno \(EBADF) (Bad file descriptor)",
                                 "called back: true"]
-                var problems = seen.problems(expecting: expected)
-                if ran.all != ["first", "second"] { problems.append("the runs (\(first), \(second)) ran \(ran.all)") }
                 loop.tearDown()
-                return problems
+                return seen.problems(expecting: expected, andRequire: ran.all == ["first", "second"],
+                    "the runs (\(first), \(second)) ran \(ran.all)")
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     @Test("a teardown whose closes fail: the handler calls the torn-down loop; past 16 failures one loop.diagnostics-dropped says how many more")
     func teardownCloses() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: VirtualClock())
                 for index in 0..<20 { loop.add(LoopSource(label: "s\(index)") {}, mode: Loop.Mode("mode-\(index)")) }
@@ -384,8 +372,7 @@ struct HandlerCallBackTests {
                 if rest != expected { problems.append("the handler saw \(rest), expected \(expected)") }
                 return problems
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     @Test("Loop.main's main-queue watch cannot be set up on its first run (io_uring_setup): the handler performs a block on Loop.main, which runs in that run")
@@ -424,7 +411,7 @@ struct HandlerCallBackTests {
 
     @Test("a port's counter cannot be drained as a message is taken or as it is invalidated: the handler sends to the same port")
     func portDrain() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: VirtualClock())
                 let received = Seen()
@@ -448,19 +435,17 @@ struct HandlerCallBackTests {
                 let failure = "draining port 'drained': read(eventfd) failed: errno \(EBADF) (Bad file descriptor)"
                 let expected = ["loop.system-call-failed: \(failure)", "called back: sent true, 1 pending",
                                 "loop.system-call-failed: \(failure)", "called back: sent false, 0 pending"]
-                var problems = seen.problems(expecting: expected)
-                if received.all != ["first", "from-handler"] { problems.append("the port delivered \(received.all)") }
-                return problems
+                return seen.problems(expecting: expected, andRequire: received.all == ["first", "from-handler"],
+                    "the port delivered \(received.all)")
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     // MARK: The registry's lock
 
     @Test("a thread's loop made with its default mode failing: the handler asks for the thread's loop, and gets the one the thread keeps")
     func threadLoopCreation() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             HandlerCallBackTests.child {
                 let seen = Seen()
                 let fromHandler = Locked<Loop?>(nil)
@@ -480,12 +465,10 @@ struct HandlerCallBackTests {
                 let expected = ["loop.system-call-failed: cannot create the wait set of mode 'kCFRunLoopDefaultMode': \(failure)",
                                 "loop.mode-unavailable: mode 'kCFRunLoopDefaultMode' cannot be created: \(failure); items added to it are refused and runs of it return .finished until it can",
                                 "called back: 1 mode"]
-                var problems = seen.problems(expecting: expected)
-                if !kept.withLock({ $0 }) { problems.append("the thread's loop is not the one the handler got") }
-                return problems
+                return seen.problems(expecting: expected, andRequire: kept.withLock({ $0 }),
+                    "the thread's loop is not the one the handler got")
             }
-        }
-        Self.expectClean(result)
+        })
     }
 
     // MARK: The debug checks
