@@ -11,10 +11,8 @@ import Glibc
 /// cleanly with a documented result (Docs/Hardening.md), and loses no message, wake-up or timer.
 /// Plans are per thread, so these tests do not disturb tests running in parallel; diagnostics are
 /// process-wide, so each test looks only at reports naming its own mode or items.
-@Suite("FaultInjection", .enabled(if: InjectedFaults.isAvailable, "needs a debug build (RLK_FAULT_INJECTION)"))
+@Suite("FaultInjection", .needsInjectedFaults)
 struct FaultInjectionTests {
-    typealias Fault = InjectedFaults.Fault
-
     /// A real-clock loop on the calling thread with a port in `mode` (so waits block on epoll)
     /// that records every message it receives.
     final class PortLoop {
@@ -372,28 +370,5 @@ struct FaultInjectionTests {
         #expect(result == .stopped, "the timer was lost: the run ended with \(result)")
         #expect(seen.map(\.id) == [.systemCallFailed], "\(seen)")
         #expect(fixture.received.all == ["timer"])
-    }
-}
-
-/// A pipe for fd-source tests.
-struct FaultTestPipe {
-    let read: Int32
-    let write: Int32
-
-    init() throws {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw SystemCallError(call: "pipe", code: errno) }
-        read = fds[0]
-        write = fds[1]
-    }
-
-    func writeByte() {
-        var byte: UInt8 = 1
-        _ = Glibc.write(write, &byte, 1)
-    }
-
-    func close() {
-        _ = Glibc.close(read)
-        _ = Glibc.close(write)
     }
 }
