@@ -10,8 +10,8 @@
 #   Benchmarks/Scripts/many-sources-callgrind.sh [--docs] [--registered "1000 19000"] [--active 1000]
 #
 # REGISTERED defaults to 1,000 and the most this machine's descriptor limit allows up to 100,000.
-# Prints one line per count and the ratio; with --docs, replaces the generated block of
-# Docs/Services.md. About a minute.
+# Prints one line per count and the ratio, and saves the ratio for Scripts/check
+# (save-readings.py); with --docs, replaces the generated block of Docs/Services.md. About a minute.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 active=1000 registered="" docs=0
@@ -113,6 +113,10 @@ for count in $registered; do
     last="$count $value"
 done
 python3 -c "a, b = '$first'.split(), '$last'.split(); print(f'\\nratio: **{float(b[1]) / float(a[1]):.3f}×** ({int(b[0]):,} registered ÷ {int(a[0]):,} registered, {$active:,} ready per round; target ≤ 1.1×)')" | tee -a "$out/table.md"
+ratio=$(python3 -c "a, b = '$first'.split(), '$last'.split(); print(f'{float(b[1]) / float(a[1]):.4f}')")
+"$root/Benchmarks/Scripts/save-readings.py" many-sources-callgrind \
+    "$(python3 -c "print(f'{${last%% *}:,} registered ÷ {${first%% *}:,}, {$active:,} ready a round, by instructions')")" \
+    "instructions_registered_vs_few=$ratio"
 if [ "$docs" = 1 ]; then
     "$root/Benchmarks/Scripts/replace-services-block.py" many-sources-callgrind.sh "$out/header.md" "$out/table.md"
 fi

@@ -153,11 +153,11 @@ def ratios(results):
 
 def load_thresholds(path=THRESHOLDS):
     if not os.path.exists(path):
-        return {"ratios": {}, "mallocs": {}, "paired_cells": {}}
+        return {"ratios": {}, "mallocs": {}, "paired_cells": {}, "readings": {}}
     with open(path, encoding="utf-8") as handle:
         data = json.load(handle)
     return {"ratios": data.get("ratios", {}), "mallocs": data.get("mallocs", {}),
-            "paired_cells": data.get("paired_cells", {})}
+            "paired_cells": data.get("paired_cells", {}), "readings": data.get("readings", {})}
 
 
 def gated_value(row, limit, rows_by_key):
@@ -213,6 +213,22 @@ def load_paired(directory=PAIRED_DIR):
         if len(cells) >= 3 and re.fullmatch(r"[0-9.]+×", cells[-2]):
             readings[(tool, cells[0])] = (float(cells[-2][:-1]), cells[-1])
     return readings
+
+
+READINGS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".build-results", "readings")
+
+
+def load_readings(directory=READINGS_DIR):
+    """The service tools' saved readings (save-readings.py): {tool: record}, each record with its
+    "readings" ({name: number}), "date", "load" and "setting"."""
+    records = {}
+    if os.path.isdir(directory):
+        for name in sorted(os.listdir(directory)):
+            if name.endswith(".json"):
+                with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                    record = json.load(handle)
+                records[record["tool"]] = record
+    return records
 
 
 def load_paired_cells(directory=PAIRED_DIR):

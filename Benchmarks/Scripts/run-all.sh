@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks beside their peers, pinned, and prints the ratio tables.
 #
-#   Scripts/run-all.sh [--docs] [--rounds N] [package-benchmark options, e.g. --target X --filter REGEX]
+#   Scripts/run-all.sh [--docs] [--rounds N] [--services] [package-benchmark options, e.g. --target X --filter REGEX]
 #
 # 1. installs the Debian packages of the C peers if missing (install-peers.sh);
 # 2. builds the package in release mode, unpinned;
@@ -20,20 +20,25 @@
 #    and Scripts/run-allocation-overhead.sh (with --docs, they
 #    update their own blocks; their tables also go to .build-results/paired/, for the
 #    thresholds of Scripts/check that name them);
-# 7. runs Scripts/check on the whole run and, with --docs, writes the table of every target that
+# 7. with --services, runs the service targets' tools too (issue 31 items 3 and 4, 15 to 40
+#    minutes here with the load): Scripts/many-sources-callgrind.sh, Scripts/run-many-connections.sh and
+#    Scripts/run-churn.sh; without it, their latest saved readings (save-readings.py) stand;
+# 8. runs Scripts/check on the whole run and, with --docs, writes the table of every target that
 #    opens Docs/Benchmarks.md (`Scripts/check --targets-md`), with the run's date, command,
-#    placement and load.
+#    placement and load (the service targets' rows carry their own run's date and load).
 # RUNLOOPKIT_BENCH_SECONDS shortens each benchmark's sampling (default 2 s loop, 1 s others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=0
 rounds=2
+services=0
 args=()
 command="Benchmarks/Scripts/run-all.sh $*"
 while [ $# -gt 0 ]; do
     case "$1" in
         --docs) docs=1 ;;
         --rounds) rounds="$2"; shift ;;
+        --services) services=1 ;;
         *) args+=("$1") ;;
     esac
     shift
@@ -80,6 +85,12 @@ if [ "$docs" = 1 ]; then Scripts/run-due-timer-pairs.sh --docs; else Scripts/run
 if [ "$docs" = 1 ]; then Scripts/run-pool-pairs.sh --docs; else Scripts/run-pool-pairs.sh; fi
 # What the allocation counter's modes cost, each against "off" in the same rounds (issue 16).
 if [ "$docs" = 1 ]; then Scripts/run-allocation-overhead.sh --docs; else Scripts/run-allocation-overhead.sh; fi
+# The service targets: many connections, the pass cost of many registered, churn (issue 31).
+if [ "$services" = 1 ]; then
+    for tool in many-sources-callgrind.sh run-many-connections.sh run-churn.sh; do
+        if [ "$docs" = 1 ]; then "Scripts/$tool" --docs; else "Scripts/$tool"; fi
+    done
+fi
 # The gate on the whole run, and the table of targets that opens Docs/Benchmarks.md.
 load_end=$(uptime | sed 's/.*load average: //')
 Scripts/check --targets-md "$out/targets.md" > "$out/check.txt" || true

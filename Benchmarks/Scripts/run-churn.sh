@@ -12,7 +12,8 @@
 #    127.0.0.2-17, so TIME_WAIT's ports do not run out): connections per second, p50 and p99
 #    from the connect call to the last byte of the reply, the server's CPU; afterwards its
 #    descriptors (back to where they were within 10 s) and resident set;
-# 3. prints the table; with --docs, replaces the generated block of Docs/Services.md.
+# 3. prints the table and saves what the targets judge for Scripts/check (save-readings.py); with
+#    --docs, replaces the generated block of Docs/Services.md.
 # TOTAL defaults to 1,000,000 and CONCURRENCY to 128; at ~20,000 connections/s a run is ~50 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,8 +52,9 @@ for server in loop nio uv uv nio loop; do
 done
 echo "- load after (uptime): $(uptime | sed 's/.*load average: //')" >> "$out/header.md"
 
-python3 - "$results" > "$out/table.md" <<'PY'
+python3 - "$results" "$out/readings.txt" > "$out/table.md" <<'PY'
 import sys
+readings = open(sys.argv[2], "w")   # what the targets judge, for Scripts/check (save-readings.py)
 runs = {}
 for line in open(sys.argv[1]):
     server, *fields = line.split()
@@ -70,8 +72,13 @@ for s in ("loop", "nio", "uv"):
 loop, nio = (min(r["connections_per_second"] for r in runs[s]) for s in ("loop", "nio"))
 each = "; ".join(names[s] + " " + " / ".join(format(r["connections_per_second"], ",.0f") for r in runs[s]) for s in runs)
 print(f"\nruns (connections/s): {each}; the loop's worse run ÷ NIO's worse: {loop / nio:.2f}×")
+# The loop's server after every run: descriptors it still holds beyond its start, and its growth.
+print(f"loop_fds_left_open={max(r['server_fds_after'] - r['server_fds_before'] for r in runs['loop']):.0f}", file=readings)
+print(f"loop_rss_growth_mib={max(r['server_rss_kib_after'] - r['server_rss_kib_before'] for r in runs['loop']) / 1024:.3f}", file=readings)
 PY
 cat "$out/table.md"
+# shellcheck disable=SC2046 # one NAME=VALUE a line, no spaces
+Scripts/save-readings.py churn "$(python3 -c "print(f'{$total:,} connections a run, {$concurrency} in flight')")" $(cat "$out/readings.txt")
 if [ "$docs" = 1 ]; then
     Scripts/replace-services-block.py run-churn.sh "$out/header.md" "$out/table.md"
 fi

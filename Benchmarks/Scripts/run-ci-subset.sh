@@ -5,9 +5,15 @@
 # pop (ours, naive, GNUstep), and the 16- and 256-layer commits (ours, dirty list, naive), each
 # sampled 0.5 s in two rounds (ours first, then peers first), then run-all.sh's paired tools
 # (which judge the round trip, the re-armed due timer and the fresh-object pool targets), then
-# the regression gate on what was measured.
+# short runs of the service targets' tools, then the regression gate on what was measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUNLOOPKIT_BENCH_SECONDS=${RUNLOOPKIT_BENCH_SECONDS:-0.5}
 Scripts/run-all.sh --rounds 2 --filter '(polling pass .*|autorelease, retained object handed over .*|empty push \+ pop .*|commit: (16|256) dirty.*)' > /dev/null
+# The service targets, short: the pass cost of many registered in instructions (as the full run),
+# 2,000 connections (20 active, 2 s) and 20,000 short connections, so that check judges every
+# target of issue 31 on the commit under test.
+Scripts/many-sources-callgrind.sh > /dev/null
+Scripts/run-many-connections.sh --connections 2000 --seconds 2 > /dev/null
+Scripts/run-churn.sh --total 20000 > /dev/null
 Scripts/check

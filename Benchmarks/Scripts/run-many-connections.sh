@@ -19,7 +19,8 @@
 #       connected, all active. The server's CPU per request in b over c is the pass cost of
 #       holding CONNECTIONS registered (epoll reports only the ready ones; the loop's timers
 #       are one per connection);
-# 4. prints the tables; with --docs, replaces the generated block of Docs/Services.md.
+# 4. prints the tables and saves the targets' ratios for Scripts/check (save-readings.py); with
+#    --docs, replaces the generated block of Docs/Services.md.
 # About 10 minutes at 19,000 connections on the shared 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +53,7 @@ fi
 active=$(( connections / 100 ))
 
 source Scripts/echo-servers.sh
+grouped() { python3 -c "print(f'{$1:,}')"; }   # 19000 -> 19,000
 servers=(loop nio uv)
 
 # run SERVER CONFIG CONNECTIONS ACTIVE: one fresh server, one echo-many run, one result line.
@@ -83,8 +85,9 @@ for order in forward reverse; do
 done
 echo "- load after (uptime): $(uptime | sed 's/.*load average: //')" >> "$out/header.md"
 
-python3 - "$results" > "$out/tables.md" <<'PY'
+python3 - "$results" "$out/readings.txt" > "$out/tables.md" <<'PY'
 import sys
+readings = open(sys.argv[2], "w")   # the targets' ratios, for Scripts/check (save-readings.py)
 runs = {}
 for line in open(sys.argv[1]):
     server, config, *fields = line.split()
@@ -117,8 +120,10 @@ print("|---|---|---|")
 for peer, bound in (("uv", 1.0), ("nio", 0.5)):
     ratio = loop_memory / worst_memory(peer, "server_rss_kib_before", "server_rss_kib_connected")
     print(f"| memory per connection ≤ {bound:g}× {names[peer]} | {ratio:.2f}× | {'yes' if ratio <= bound else 'no'} |")
+    print(f"memory_per_connection_vs_{peer}={ratio:.4f}", file=readings)
 throughput = worst("loop", "idle", "requests_per_second", True) / max(r["requests_per_second"] for r in runs[("nio", "idle")])
 print(f"| active throughput ≥ 1.2× SwiftNIO | {throughput:.2f}× (the loop's worse run over NIO's better) | {'yes' if throughput >= 1.2 else 'no'} |")
+print(f"throughput_vs_nio={throughput:.4f}", file=readings)
 for s in ("loop", "nio", "uv"):
     registered = worst(s, "registered", "server_cpu_us_per_request", False)
     few = min(r["server_cpu_us_per_request"] for r in runs[(s, "few")])
@@ -126,8 +131,12 @@ for s in ("loop", "nio", "uv"):
     holds = ("yes" if registered / few <= 1.1 else "no") if s == "loop" else "—"
     print(f"| {names[s]}: CPU per request, {connections:,} registered ÷ 1,000 registered (1,000 active){target} | "
           f"{registered:.2f} ÷ {few:.2f} µs = {registered / few:.2f}× | {holds} |")
+    if s == "loop":
+        print(f"cpu_per_request_registered_vs_few={registered / few:.4f}", file=readings)
 PY
 cat "$out/tables.md"
+# shellcheck disable=SC2046 # one NAME=VALUE a line, no spaces
+Scripts/save-readings.py many-connections "$(printf "%s connections, %s active, %s s" "$(grouped "$connections")" "$(grouped "$active")" "$seconds")" $(cat "$out/readings.txt")
 if [ "$docs" = 1 ]; then
     Scripts/replace-services-block.py run-many-connections.sh "$out/header.md" "$out/tables.md"
 fi
