@@ -138,7 +138,7 @@ struct FaultInjectionTests {
     func asyncQueueAddFails() throws {
         let fixture = try PortLoop("fault-async")
         let loop = fixture.loop
-        loop.addCommonMode(fixture.mode)   // the async queue is serviced in common modes (X1)
+        loop.addCommonMode(fixture.mode)   // a run services the async queue only in a common mode (L1)
         let seen = diagnostics(mentioning: "fault-async") {
             InjectedFaults.with(Fault(.epollAdd, EBADF)) {
                 loop.run(mode: fixture.mode, timeout: .milliseconds(1))
@@ -161,7 +161,7 @@ struct FaultInjectionTests {
     func asyncQueueRemoveFails() throws {
         let fixture = try PortLoop("fault-async-del")
         let loop = fixture.loop, mode = fixture.mode
-        loop.addCommonMode(mode)   // the async queue is serviced in common modes (X1)
+        loop.addCommonMode(mode)   // a run services the async queue only in a common mode (L1)
         let ran = Trace()
         let seen = diagnostics(mentioning: "fault-async-del") {
             // The first run adds the queue's descriptor to the mode's set; a run nested in the

@@ -224,7 +224,7 @@ struct HandlerCallBackTests {
             HandlerCallBackTests.child {
                 let loop = Loop(clock: VirtualClock())
                 let mode = Loop.Mode("async-start")
-                loop.addCommonMode(mode)   // the async queue is serviced in common modes (X1)
+                loop.addCommonMode(mode)   // a run services the async queue only in a common mode (L1)
                 let ran = Seen()
                 loop.add(LoopSource(label: "keeps-the-mode") {}, mode: mode)
                 let seen = Seen()

@@ -55,7 +55,10 @@ func runMainThreadProbe(environment: [String]) throws -> Int32 {
     let spawned = posix_spawn(&pid, path, nil, &attributes, &argv, &env)
     try #require(spawned == 0)
     var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    var waited: pid_t
+    repeat { waited = waitpid(pid, &status, 0) } while waited < 0 && errno == EINTR
+    // Any other failure leaves `status` 0, which would read as a probe that passed.
+    try #require(waited == pid, "waitpid failed: errno \(errno)")
     return status
 }
 
