@@ -10,6 +10,7 @@
 //     request/response for 1 s of warm-up and SECONDS measured; the others stay connected and
 //     silent. With --server-pid it reads the server's resident set, descriptors and CPU time
 //     from /proc, and the kernel's socket memory (/proc/net/sockstat, /proc/meminfo's Slab).
+//     At the end it resets every connection (SO_LINGER 0), so none is left in TIME_WAIT.
 //
 //   echo-many churn PORT TOTAL CONCURRENCY [--sources K] [--server-pid PID]
 //     TOTAL short connections, CONCURRENCY at a time: connect, send one 64-byte request, read its
@@ -85,20 +86,31 @@ static long server_descriptors(void) {
     return count;
 }
 
-/// The server's CPU time (user + system), in milliseconds.
-static long server_cpu_ms(void) {
-    if (server_pid <= 0) return -1;
+/// The server's CPU time in user space and in the kernel, in milliseconds ({-1, -1} unknown).
+typedef struct { long user_ms, system_ms; } cpu_times;
+
+static cpu_times server_cpu(void) {
+    cpu_times unknown = {-1, -1};
+    if (server_pid <= 0) return unknown;
     char path[64], text[1024];
     snprintf(path, sizeof path, "/proc/%ld/stat", server_pid);
     FILE *file = fopen(path, "r");
-    if (!file) return -1;
+    if (!file) return unknown;
     size_t n = fread(text, 1, sizeof text - 1, file);
     fclose(file);
     text[n] = 0;
     char *field = strrchr(text, ')');
     unsigned long user = 0, system = 0;
-    if (!field || sscanf(field + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &user, &system) != 2) return -1;
-    return (long)((user + system) * 1000 / (unsigned long)sysconf(_SC_CLK_TCK));
+    if (!field || sscanf(field + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &user, &system) != 2) return unknown;
+    unsigned long tick = (unsigned long)sysconf(_SC_CLK_TCK);
+    cpu_times times = {(long)(user * 1000 / tick), (long)(system * 1000 / tick)};
+    return times;
+}
+
+/// The server's CPU time (user + system), in milliseconds.
+static long server_cpu_ms(void) {
+    cpu_times times = server_cpu();
+    return times.user_ms < 0 ? -1 : times.user_ms + times.system_ms;
 }
 
 /// The pages the kernel's TCP sockets hold for buffers (/proc/net/sockstat "TCP: … mem N").
@@ -256,11 +268,15 @@ static int idle_mode(long count, long active, double seconds, long window) {
     long long *latencies = malloc(capacity * sizeof(long long));
     if (!latencies) die("malloc");
     long long measure_from = now_ns() + 1000000000LL, end = measure_from + (long long)(seconds * 1e9);
-    long cpu_from = -1;
+    long cpu_from = -1, user_from = -1;
     long long requests = 0;
     for (;;) {
         long long now = now_ns();
-        if (cpu_from < 0 && now >= measure_from) cpu_from = server_cpu_ms();
+        if (cpu_from < 0 && now >= measure_from) {
+            cpu_times times = server_cpu();
+            user_from = times.user_ms;
+            cpu_from = times.user_ms + times.system_ms;
+        }
         if (now >= end) break;
         int ready = epoll_wait(epoll, events, 512, 100);
         if (ready < 0 && errno != EINTR) die("epoll_wait");
@@ -303,20 +319,31 @@ static int idle_mode(long count, long active, double seconds, long window) {
             }
         }
     }
-    long cpu_to = server_cpu_ms();
+    cpu_times times_to = server_cpu();
+    long cpu_to = times_to.user_ms + times_to.system_ms, user_to = times_to.user_ms;
     if (samples == 0) {
         fprintf(stderr, "echo-many: no request completed in the measured window\n");
         return 1;
     }
     qsort(latencies, samples, sizeof(long long), compare_ll);
     printf("connections=%ld active=%ld accept_all_seconds=%.3f requests_per_second=%.0f p50_us=%.1f p99_us=%.1f "
-           "server_cpu_ms=%ld server_cpu_us_per_request=%.2f server_rss_kib_before=%ld server_rss_kib_connected=%ld "
+           "server_cpu_ms=%ld server_cpu_us_per_request=%.2f server_user_us_per_request=%.2f server_rss_kib_before=%ld server_rss_kib_connected=%ld "
            "server_fds_before=%ld server_fds_connected=%ld tcp_mem_pages_before=%ld tcp_mem_pages_connected=%ld "
            "slab_kib_before=%ld slab_kib_connected=%ld\n",
            count, active, accept_seconds, requests / seconds, latencies[samples / 2] / 1000.0,
            latencies[(size_t)(samples * 0.99)] / 1000.0, cpu_to - cpu_from, (cpu_to - cpu_from) * 1000.0 / (double)requests,
+           (user_to - user_from) * 1000.0 / (double)requests,
            rss_before, rss_connected, fds_before, fds_connected, pages_before, pages_connected, slab_before, slab_connected);
     fflush(stdout);
+    // Reset every connection rather than close it: a close leaves each of them in TIME_WAIT for
+    // a minute (tens of thousands of sockets whose timers and lookups the kernel serves while the
+    // next server is measured, which slowed whichever server ran after another). A reset leaves
+    // none, so each run starts from the same kernel state.
+    struct linger reset = {.l_onoff = 1, .l_linger = 0};
+    for (long index = 0; index < count; index++) {
+        if (setsockopt(clients[index].fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset) != 0) die("setsockopt(SO_LINGER)");
+        if (close(clients[index].fd) != 0 && errno != EINTR) die("close");
+    }
     return 0;
 }
 
