@@ -168,7 +168,7 @@ package func closeDescriptor(_ fd: Int32, _ what: @autoclosure () -> String, ite
 
 /// Closes `fd`; the failure as a diagnostic, nil when it closed (or reported EINTR, after
 /// which Linux has released it too).
-private func closing(_ fd: Int32, _ what: @autoclosure () -> String, item: String?) -> Diagnostic? {
+func closing(_ fd: Int32, _ what: @autoclosure () -> String, item: String?) -> Diagnostic? {
     guard rlk_close(fd) != 0 else { return nil }
     let code = errno
     guard code != EINTR else { return nil }
