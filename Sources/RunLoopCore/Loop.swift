@@ -140,11 +140,9 @@ public final class Loop: Sendable {
                                                   raised: DeferredDiagnostics) {
         var raised = DeferredDiagnostics()
         func make(_ what: String) -> Result<Descriptor, SystemCallError> {
-            let made = valueOrErrno("eventfd") { rlk_eventfd_create() }
-            if case .failure(let failure) = made {
-                raised.append(failure.diagnostic(.systemCallFailed, "cannot create \(what)", item: nil))
-            }
-            return made.map { Descriptor($0)! }
+            let made = makeDescriptor("eventfd", for: what, { rlk_eventfd_create() })
+            if let failure = made.failure { raised.append(failure) }
+            return made.value
         }
         let wake: Descriptor
         switch make("a loop's wake-up descriptor") {
@@ -156,7 +154,7 @@ public final class Loop: Sendable {
         case .success(let async):
             return (.success((wake, async)), raised)
         case .failure(let failure):
-            if let closeFailure = closing(wake.raw, "a loop's wake-up descriptor", item: nil) { raised.append(closeFailure) }
+            if let closeFailure = closing(wake.raw, "a loop's wake-up descriptor").failure { raised.append(closeFailure) }
             return (.failure(failure), raised)
         }
     }
@@ -355,12 +353,9 @@ public final class Loop: Sendable {
     /// Closes every descriptor and marks the loop torn down; a failure is deferred to the
     /// lock's release.
     func closeDescriptors(_ held: borrowing LoopLock.Held) {
-        for state in held.loop.modes.values { state.closeDescriptors(held) }
-        // A wakeUp() that decided before the teardown may still be writing the descriptor;
-        // closing it first could let that write hit a reused descriptor number.
-        waitForWakeUpWrites()
-        if let wake = held.loop.wakeUp.descriptor { closeDescriptor(wake, "a loop's wake-up descriptor", held) }
-        if let async = held.loop.asyncFD { closeDescriptor(async, "a loop's async-queue descriptor", held) }
+        closeDescriptors(modes: held.loop.modes.values, wake: held.loop.wakeUp.descriptor, async: held.loop.asyncFD) {
+            $0.deferred(held)
+        }
         held.loop.wakeUp.descriptor = nil
         held.loop.asyncFD = nil
         held.loop.tornDown = true
@@ -369,10 +364,19 @@ public final class Loop: Sendable {
 
     /// `closeDescriptors` for a loop going away: nobody else can reach it.
     private func closeDescriptors(of state: UnsafeMutablePointer<LoopGuardedState>) {
-        for mode in state.pointee.modes.values { mode.closeDescriptorsUnshared() }
-        waitForWakeUpWrites()
-        if let wake = state.pointee.wakeUp.descriptor { closeDescriptor(wake, "a loop's wake-up descriptor") }
-        if let async = state.pointee.asyncFD { closeDescriptor(async, "a loop's async-queue descriptor") }
+        closeDescriptors(modes: state.pointee.modes.values, wake: state.pointee.wakeUp.descriptor,
+                         async: state.pointee.asyncFD) { $0.reported() }
         state.pointee.tornDown = true
+    }
+
+    /// Closes the modes' descriptors, then the loop's own; each failure goes to `route`.
+    private func closeDescriptors(modes: some Sequence<ModeState>, wake: Descriptor?, async: Descriptor?,
+                                  _ route: (Unreported<Void>) -> Void) {
+        for mode in modes { mode.closeDescriptors(route) }
+        // A wakeUp() that decided before the teardown may still be writing the descriptor;
+        // closing it first could let that write hit a reused descriptor number.
+        waitForWakeUpWrites()
+        if let wake { route(closing(wake.raw, "a loop's wake-up descriptor")) }
+        if let async { route(closing(async.raw, "a loop's async-queue descriptor")) }
     }
 }
