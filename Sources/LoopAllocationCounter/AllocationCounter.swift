@@ -66,13 +66,13 @@ public enum AllocationCounter {
         }
     }
 
-    /// Serialises ``withMode(_:_:)`` callers, the mode being process-wide: a turn, taken and
-    /// given back under `turnLock`, which nobody holds while their body runs (a body runs loops,
-    /// and RunLoopKit runs no user code, a diagnostics handler among it, under its locks).
-    private static let turnLock = PThreadMutex()
+    /// Serialises ``withMode(_:_:)`` callers, the mode being process-wide: whether a caller's
+    /// body is running (its turn), taken and given back under the value's lock, which nobody
+    /// holds while their body runs (a body runs loops, and RunLoopKit runs no user code, a
+    /// diagnostics handler among it, under its locks).
+    private static let turnTaken = Locked(false)
+    /// Broadcast when a turn is given back.
     private static let turnGivenBack = PThreadCondition()
-    /// A caller's body is running. `nonisolated(unsafe)`: only read and written under `turnLock`.
-    private nonisolated(unsafe) static var turnTaken = false
 
     /// Runs `body` with the counter in `mode`, then restores the previous mode. Callers from
     /// several threads (parallel tests, a scenario) take turns: the second waits until the
@@ -87,18 +87,18 @@ public enum AllocationCounter {
     /// print(bytes)   // 104: glibc's usable size for 100 bytes
     /// ```
     public static func withMode<Result, Failure: Error>(_ mode: Mode, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        turnLock.withLock {
-            while turnTaken { _ = turnGivenBack.wait(turnLock, untilMonotonicNanoseconds: .max) }
-            turnTaken = true
+        // Waits for the turn and takes it in the critical section that finds it free.
+        _ = turnTaken.wait(on: turnGivenBack, untilMonotonicNanoseconds: .max) { taken in
+            guard !taken else { return false }
+            taken = true
+            return true
         }
         let previous = self.mode
         self.mode = mode
         defer {
             self.mode = previous
-            turnLock.withLock {
-                turnTaken = false
-                turnGivenBack.broadcast()
-            }
+            turnTaken.withLock { $0 = false }
+            turnGivenBack.broadcast()
         }
         return try body()
     }

@@ -159,7 +159,7 @@ extension Loop {
     private func mainQueueReadyNow() -> Bool {
         owned.mainQueueMayBeReady = false   // a poke after this read reaches the watch
         guard let port = owned.dispatchFD else { return false }
-        return drainCounter(port, "the main queue's descriptor") > 0
+        return drainCounter(port.raw, "the main queue's descriptor").reported() > 0
     }
 
     /// X4: services the queue once: a snapshot of the queued work, each item a callout; work
@@ -175,7 +175,7 @@ extension Loop {
         lock.withLockReporting { held in
             held.loop.insideAsyncDrain += 1
             takeAsyncWork(into: &scratch.pointee.async, held)
-            if let descriptor = held.loop.asyncFD { _ = drainCounter(descriptor, "the async queue's descriptor", held) }
+            if let descriptor = held.loop.asyncFD { drainCounter(descriptor.raw, "the async queue's descriptor").deferred(held) }
         }
         var index = 0
         while index < scratch.pointee.async.count {

@@ -36,11 +36,7 @@ extension Loop: SerialExecutor, TaskExecutor {
             return
         }
         guard held.loop.jobModesExist else { return enqueueJobCreatingModes(job, asTaskExecutor: asTaskExecutor, held) }
-        appendBlock(PendingBlock(target: held.loop.jobTarget, label: "job", job: job, asTaskExecutor: asTaskExecutor), held)
-        let wakeUp = decideWakeUp(held)
-        held.unlock()
-        if InputReporting.isActive { reportInput(.wakeUp, label: "") }
-        write(wakeUp)
+        appendJobThenWake(job, asTaskExecutor: asTaskExecutor, held, reporting: false)
     }
 
     /// `enqueueJob` while some of ``jobModes`` may not exist: creates them first. Out of line:
@@ -49,9 +45,17 @@ extension Loop: SerialExecutor, TaskExecutor {
     @inline(never)
     private func enqueueJobCreatingModes(_ job: UnownedJob, asTaskExecutor: Bool, _ held: consuming LoopLock.Held) {
         held.loop.jobModesExist = createJobModes(held)
+        appendJobThenWake(job, asTaskExecutor: asTaskExecutor, held, reporting: true)
+    }
+
+    /// Both ends of `enqueueJob`: queues the job, decides the wake-up, releases the lock (with
+    /// `unlockReporting()` when `reporting`: modes were created, which may have deferred a
+    /// report), then writes the wake-up.
+    @inline(__always)
+    private func appendJobThenWake(_ job: UnownedJob, asTaskExecutor: Bool, _ held: consuming LoopLock.Held, reporting: Bool) {
         appendBlock(PendingBlock(target: held.loop.jobTarget, label: "job", job: job, asTaskExecutor: asTaskExecutor), held)
         let wakeUp = decideWakeUp(held)
-        held.unlockReporting()
+        if reporting { held.unlockReporting() } else { held.unlock() }
         if InputReporting.isActive { reportInput(.wakeUp, label: "") }
         write(wakeUp)
     }

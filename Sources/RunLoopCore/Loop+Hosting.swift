@@ -285,7 +285,7 @@ extension Loop {
                 // Taken as the wait takes it: the pending wake-up is consumed with its event.
                 wokenForRun = lock.withLock { takeWakeUpEvent(for: run.serial, $0) }
             case WaitToken.timer:
-                _ = drainCounter(run.mode.timerFD, "the timer descriptor of mode '\(run.mode.mode)'")
+                drainCounter(run.mode.timerFD.raw, "the timer descriptor of mode '\(run.mode.mode)'").reported()
             default:
                 break
             }

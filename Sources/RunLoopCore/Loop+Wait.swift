@@ -102,7 +102,7 @@ extension Loop {
                     blockOnDescriptors = false   // a virtual deadline may have moved: compute again
                     continue
                 case WaitToken.timer:
-                    _ = drainCounter(run.mode.timerFD, "the timer descriptor of mode '\(run.mode.mode)'")  // a timerfd reads like an eventfd
+                    drainCounter(run.mode.timerFD.raw, "the timer descriptor of mode '\(run.mode.mode)'").reported()  // a timerfd reads like an eventfd
                     if let due = finishWaitIfTimerDue(run) { return due }
                     blockOnDescriptors = false   // stale, or a virtual deadline moved: compute again
                     continue
@@ -110,7 +110,7 @@ extension Loop {
                     if let due = finishWaitIfTimerDue(run) { return due }
                     if isMainLoop, let port = run.asyncPort {
                         owned.mainQueueMayBeReady = false   // a poke after this read reaches the watch
-                        _ = drainCounter(port, "the main queue's descriptor")  // X1: read libdispatch's eventfd, acknowledging its poke of the main queue
+                        drainCounter(port.raw, "the main queue's descriptor").reported()  // X1: read libdispatch's eventfd, acknowledging its poke of the main queue
                     }
                     return finishWait(.async)
                 default:

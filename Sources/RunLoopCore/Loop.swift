@@ -75,8 +75,16 @@ public final class Loop: Sendable {
     /// Traps, with a message naming the failed call, when the loop's own descriptors cannot be
     /// created (the process is out of descriptors or memory); ``make(clock:)`` throws instead.
     public convenience init(clock: any LoopClock) {
-        self.init(clock: clock, owner: pthread_self(), ownerTID: rlk_gettid(), registered: false,
-                  isMain: false)
+        let (descriptors, raised) = Loop.makeDescriptors(isMain: false)
+        raised.report()
+        switch descriptors {
+        case .success(let descriptors):
+            self.init(clock: clock, owner: pthread_self(), ownerTID: rlk_gettid(), registered: false, isMain: false,
+                      descriptors: descriptors)
+        case .failure(let failure):
+            Loop.stopForMissingDescriptors(failure)
+        }
+        makeDefaultMode().report()
     }
 
     /// A detached loop like ``init(clock:)``, or ``LoopError/systemCall(_:)`` when its wake-up
@@ -92,43 +100,62 @@ public final class Loop: Sendable {
     /// }
     /// ```
     public static func make(clock: any LoopClock) throws(LoopError) -> Loop {
-        switch makeDescriptors(isMain: false) {
-        case .success(let descriptors):
-            return Loop(clock: clock, owner: pthread_self(), ownerTID: rlk_gettid(), registered: false,
-                        isMain: false, descriptors: descriptors)
-        case .failure(let failure):
-            throw .systemCall(failure)
+        let (made, raised) = holdingReports(clock: clock, owner: pthread_self(), ownerTID: rlk_gettid(),
+                                            registered: false, isMain: false)
+        raised.report()
+        switch made {
+        case .success(let loop): return loop
+        case .failure(let failure): throw .systemCall(failure)
         }
     }
 
-    /// A thread's loop (`Loop.current`, the main loop) or ``init(clock:)``: these cannot fail
-    /// by their signature, so a loop without its descriptors stops the process with a message
-    /// naming the call (as CF does when it cannot make its ports).
-    convenience init(clock: any LoopClock, owner: pthread_t, ownerTID: Int64, registered: Bool, isMain: Bool) {
-        switch Loop.makeDescriptors(isMain: isMain) {
+    /// A new loop and what its creation raised, not yet reported (a descriptor that could not
+    /// be created); or, when the loop's own descriptors cannot be made, the failure, with
+    /// nothing left open. The registry registers a thread's loop before it reports: a
+    /// diagnostics handler that asks for `Loop.current` then gets this loop, where it would
+    /// otherwise make another, which fails the same way and reports again, without end.
+    static func holdingReports(clock: any LoopClock, owner: pthread_t, ownerTID: Int64, registered: Bool,
+                               isMain: Bool) -> (made: Result<Loop, SystemCallError>, raised: DeferredDiagnostics) {
+        let (descriptors, raised) = makeDescriptors(isMain: isMain)
+        switch descriptors {
         case .success(let descriptors):
-            self.init(clock: clock, owner: owner, ownerTID: ownerTID, registered: registered, isMain: isMain,
-                      descriptors: descriptors)
+            let loop = Loop(clock: clock, owner: owner, ownerTID: ownerTID, registered: registered, isMain: isMain,
+                            descriptors: descriptors)
+            return (.success(loop), loop.makeDefaultMode())
         case .failure(let failure):
-            preconditionFailure("RunLoopKit: cannot create a loop's descriptors: \(failure) (Loop.make(clock:) throws instead)")
+            return (.failure(failure), raised)
         }
+    }
+
+    /// A thread's loop (`Loop.current`, the main loop) or ``init(clock:)`` cannot fail by its
+    /// signature: a loop without its descriptors stops the process with a message naming the
+    /// call (as CF does when it cannot make its ports).
+    static func stopForMissingDescriptors(_ failure: SystemCallError) -> Never {
+        preconditionFailure("RunLoopKit: cannot create a loop's descriptors: \(failure) (Loop.make(clock:) throws instead)")
     }
 
     /// The loop's wake-up eventfd and, except on the main loop, its async-queue eventfd; on a
-    /// failure (reported) none is left open.
-    static func makeDescriptors(isMain: Bool) -> Result<(wake: Descriptor, async: Descriptor?), SystemCallError> {
-        let wake: Descriptor
-        switch makeDescriptor("eventfd", for: "a loop's wake-up descriptor", { rlk_eventfd_create() }) {
-        case .success(let fd): wake = fd
-        case .failure(let failure): return .failure(failure)
+    /// failure none is left open. What a failure raised comes back unreported.
+    static func makeDescriptors(isMain: Bool) -> (made: Result<(wake: Descriptor, async: Descriptor?), SystemCallError>,
+                                                  raised: DeferredDiagnostics) {
+        var raised = DeferredDiagnostics()
+        func make(_ what: String) -> Result<Descriptor, SystemCallError> {
+            let made = makeDescriptor("eventfd", for: what, { rlk_eventfd_create() })
+            if let failure = made.failure { raised.append(failure) }
+            return made.value
         }
-        guard !isMain else { return .success((wake, nil)) }
-        switch makeDescriptor("eventfd", for: "a loop's async-queue descriptor", { rlk_eventfd_create() }) {
+        let wake: Descriptor
+        switch make("a loop's wake-up descriptor") {
+        case .success(let fd): wake = fd
+        case .failure(let failure): return (.failure(failure), raised)
+        }
+        guard !isMain else { return (.success((wake, nil)), raised) }
+        switch make("a loop's async-queue descriptor") {
         case .success(let async):
-            return .success((wake, async))
+            return (.success((wake, async)), raised)
         case .failure(let failure):
-            closeDescriptor(wake, "a loop's wake-up descriptor")
-            return .failure(failure)
+            if let closeFailure = closing(wake.raw, "a loop's wake-up descriptor").failure { raised.append(closeFailure) }
+            return (.failure(failure), raised)
         }
     }
 
@@ -150,9 +177,17 @@ public final class Loop: Sendable {
         base.controlStorage.unshared.pointee.ignoresWakeUps = true
         initial.addFrame(base)
         self.lock = LoopLock(guarding: initial)
-        // M2: the default mode exists from the start (if its descriptors cannot be made, the
-        // first add to it tries again).
-        lock.withLockReporting { _ = modeState(.default, create: true, $0) }
+    }
+
+    /// M2: the default mode exists from the start (if its descriptors cannot be made, the first
+    /// add to it tries again). Part of making the loop: what a failure raised comes back
+    /// unreported, for the maker to report once the loop can be found (see `holdingReports`).
+    private func makeDefaultMode() -> DeferredDiagnostics {
+        let held = lock.lock()
+        _ = modeState(.default, create: true, held)
+        let raised = held.loop.deferredDiagnostics.take()
+        held.unlock()
+        return raised
     }
 
     deinit {
@@ -318,12 +353,9 @@ public final class Loop: Sendable {
     /// Closes every descriptor and marks the loop torn down; a failure is deferred to the
     /// lock's release.
     func closeDescriptors(_ held: borrowing LoopLock.Held) {
-        for state in held.loop.modes.values { state.closeDescriptors(held) }
-        // A wakeUp() that decided before the teardown may still be writing the descriptor;
-        // closing it first could let that write hit a reused descriptor number.
-        waitForWakeUpWrites()
-        if let wake = held.loop.wakeUp.descriptor { closeDescriptor(wake, "a loop's wake-up descriptor", held) }
-        if let async = held.loop.asyncFD { closeDescriptor(async, "a loop's async-queue descriptor", held) }
+        closeDescriptors(modes: held.loop.modes.values, wake: held.loop.wakeUp.descriptor, async: held.loop.asyncFD) {
+            $0.deferred(held)
+        }
         held.loop.wakeUp.descriptor = nil
         held.loop.asyncFD = nil
         held.loop.tornDown = true
@@ -332,10 +364,19 @@ public final class Loop: Sendable {
 
     /// `closeDescriptors` for a loop going away: nobody else can reach it.
     private func closeDescriptors(of state: UnsafeMutablePointer<LoopGuardedState>) {
-        for mode in state.pointee.modes.values { mode.closeDescriptorsUnshared() }
-        waitForWakeUpWrites()
-        if let wake = state.pointee.wakeUp.descriptor { closeDescriptor(wake, "a loop's wake-up descriptor") }
-        if let async = state.pointee.asyncFD { closeDescriptor(async, "a loop's async-queue descriptor") }
+        closeDescriptors(modes: state.pointee.modes.values, wake: state.pointee.wakeUp.descriptor,
+                         async: state.pointee.asyncFD) { $0.reported() }
         state.pointee.tornDown = true
+    }
+
+    /// Closes the modes' descriptors, then the loop's own; each failure goes to `route`.
+    private func closeDescriptors(modes: some Sequence<ModeState>, wake: Descriptor?, async: Descriptor?,
+                                  _ route: (Unreported<Void>) -> Void) {
+        for mode in modes { mode.closeDescriptors(route) }
+        // A wakeUp() that decided before the teardown may still be writing the descriptor;
+        // closing it first could let that write hit a reused descriptor number.
+        waitForWakeUpWrites()
+        if let wake { route(closing(wake.raw, "a loop's wake-up descriptor")) }
+        if let async { route(closing(async.raw, "a loop's async-queue descriptor")) }
     }
 }

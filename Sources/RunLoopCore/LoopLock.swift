@@ -59,13 +59,10 @@ final class LoopLock: Sendable {
         // item's lock never waits for a loop's, which may be held while that item's is taken.
         precondition(rlk_item_locks_held()!.pointee == 0,
                      "a loop's lock taken while this thread holds an item's lock: the lock order is the loop's first")
-        HeldMutexes.count += 1   // counted as every PThreads mutex is (see `HeldMutexes`)
         #endif
-        pthread_mutex_lock(LockBlock.mutex(of: block))
-        #if DEBUG
-        holder.store(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))), ordering: .relaxed)
-        #endif
-        return Held(self)
+        let held = Held(self)
+        held.takeMutex()
+        return held
     }
 
     /// Runs `body` with the lock held.
@@ -157,7 +154,7 @@ final class LoopLock: Sendable {
         func whileReleased(_ body: () -> Void) {
             releaseMutex()
             body()
-            retakeMutex()
+            takeMutex()
         }
 
         /// Gives the mutex back, with the debug checks' record of who holds it.
@@ -173,11 +170,12 @@ final class LoopLock: Sendable {
             #endif
         }
 
-        /// Takes the mutex again after `releaseMutex()`.
+        /// Takes the mutex (`LoopLock.lock()`, or again after `releaseMutex()`), with the debug
+        /// checks' record of who holds it.
         @inline(__always)
-        private func retakeMutex() {
+        fileprivate func takeMutex() {
             #if DEBUG
-            HeldMutexes.count += 1
+            HeldMutexes.count += 1   // counted as every PThreads mutex is (see `HeldMutexes`)
             #endif
             pthread_mutex_lock(LockBlock.mutex(of: block))
             #if DEBUG

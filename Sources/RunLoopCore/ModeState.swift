@@ -78,17 +78,17 @@ final class ModeState: Sendable {
         let what = "the wait set of mode '\(mode)'"
         let timerWhat = "the timer descriptor of mode '\(mode)'"
         let epollFD: Descriptor
-        switch makeDescriptor("epoll_create1", for: what, held, { rlk_epoll_create() }) {
+        switch makeDescriptor("epoll_create1", for: what, { rlk_epoll_create() }).deferred(held) {
         case .success(let fd): epollFD = fd
         case .failure(let failure): return .failure(failure)
         }
         let timerFD: Descriptor
         switch virtualClock
-            ? makeDescriptor("eventfd", for: timerWhat, held, { rlk_eventfd_create() })
-            : makeDescriptor("timerfd_create", for: timerWhat, held, { rlk_timerfd_create() }) {
+            ? makeDescriptor("eventfd", for: timerWhat, { rlk_eventfd_create() }).deferred(held)
+            : makeDescriptor("timerfd_create", for: timerWhat, { rlk_timerfd_create() }).deferred(held) {
         case .success(let fd): timerFD = fd
         case .failure(let failure):
-            closeDescriptor(epollFD, what, held)
+            closing(epollFD.raw, what).deferred(held)
             return .failure(failure)
         }
         // The wake-up descriptor is edge-triggered: each write reports one event to each set
@@ -96,11 +96,10 @@ final class ModeState: Sendable {
         // another thread). Its counter only grows, by one per write; 2^64 writes are out of
         // reach. An event left in another mode's set is dropped there as stale (see `wait`).
         for (fd, token, edge) in [(wakeFD, WaitToken.wake, Int32(1)), (timerFD, WaitToken.timer, Int32(0))] {
-            if case .failure(let failure) = createDescriptor("epoll_ctl(ADD)", for: what, held, {
-                rlk_epoll_add(epollFD.raw, fd.raw, 1, token, edge)
-            }) {
-                closeDescriptor(epollFD, what, held)
-                closeDescriptor(timerFD, timerWhat, held)
+            if case .failure(let failure) = valueOrErrno("epoll_ctl(ADD)", { rlk_epoll_add(epollFD.raw, fd.raw, 1, token, edge) }) {
+                held.deferReport(failure.creationDiagnostic(what))
+                closing(epollFD.raw, what).deferred(held)
+                closing(timerFD.raw, timerWhat).deferred(held)
                 return .failure(failure)
             }
         }
@@ -115,16 +114,11 @@ final class ModeState: Sendable {
         guardedStorage.free()
     }
 
-    /// Closes the mode's descriptors (loop teardown, under the loop's lock).
-    func closeDescriptors(_ held: borrowing LoopLock.Held) {
-        closeDescriptor(epollFD, "the wait set of mode '\(mode)'", held)
-        closeDescriptor(timerFD, "the timer descriptor of mode '\(mode)'", held)
-    }
-
-    /// Closes the mode's descriptors (a loop released without teardown: nobody holds its lock).
-    func closeDescriptorsUnshared() {
-        closeDescriptor(epollFD, "the wait set of mode '\(mode)'")
-        closeDescriptor(timerFD, "the timer descriptor of mode '\(mode)'")
+    /// Closes the mode's descriptors (its loop's teardown, or a loop released without one);
+    /// each failure goes to `route`, which reports it or defers it to the lock's release.
+    func closeDescriptors(_ route: (Unreported<Void>) -> Void) {
+        route(closing(epollFD.raw, "the wait set of mode '\(mode)'"))
+        route(closing(timerFD.raw, "the timer descriptor of mode '\(mode)'"))
     }
 
     /// Call after every change of `observers`. Dropping the mode's snapshot here frees no

@@ -102,8 +102,8 @@ public final class LoopPortSource: Sendable {
     ///   process is out of descriptors or memory; also reported as `loop.system-call-failed`).
     public init(order: Int = 0, label: String = "source1", capacity: Int = LoopPortSource.defaultCapacity, messagesPerPass: Int = 1,
                 handler: sending @escaping (Message) -> Void) throws(LoopError) {
-        switch createDescriptor("eventfd", for: "the descriptor of port '\(label)'", item: label, { rlk_eventfd_create() }) {
-        case .success(let fd): self.fd = fd
+        switch makeDescriptor("eventfd", for: "the descriptor of port '\(label)'", item: label, { rlk_eventfd_create() }).reported() {
+        case .success(let fd): self.fd = fd.raw
         case .failure(let failure): throw .systemCall(failure)
         }
         self.order = order
@@ -190,16 +190,16 @@ public final class LoopPortSource: Sendable {
     /// Drops pending messages and removes the port from its loop.
     public func invalidate() {
         var waiters: [CheckedContinuation<Void, Never>] = []
-        var drained: Result<UInt64, SystemCallError> = .success(0)
+        var drained = Unreported<UInt64>(0)
         let loops = core.invalidate(also: {
             queue.removeAll()
             head = 0
-            drained = readCounter(fd)
+            drained = drainCounter(fd, "port '\(label)'")
             waiters = roomWaiters.map(\.continuation)
             roomWaiters.removeAll()
             roomChanged.broadcast()   // blocked senders see the port closed
         })
-        drained.reportingFailure(.systemCallFailed, "draining port '\(label)'")   // the port's lock released
+        drained.reported()   // the port's lock released
         guard let loops else { return }
         for waiter in waiters { waiter.resume() }
         for loop in loops { loop.purgeItem(self) }
@@ -229,16 +229,16 @@ public final class LoopPortSource: Sendable {
     /// The loop found the port readable with nothing queued: a drain that failed left the
     /// descriptor readable. Resets it, so the wait does not return for the port again.
     func dropStaleReadiness() {
-        let drained = core.lock.withLock { () -> Result<UInt64, SystemCallError> in
-            head == queue.count ? readCounter(fd) : .success(0)
+        let drained = core.lock.withLock { () -> Unreported<UInt64> in
+            head == queue.count ? drainCounter(fd, "port '\(label)'") : Unreported(0)
         }
-        drained.reportingFailure(.systemCallFailed, "draining port '\(label)'")   // the port's lock released
+        drained.reported()   // the port's lock released
     }
 
     /// The next message, keeping the eventfd readable while more remain. Taking one from a
     /// full queue makes room: one blocked sender or waiting task is let through.
     func takeOne() -> Message? {
-        var drained: Result<UInt64, SystemCallError> = .success(0)
+        var drained = Unreported<UInt64>(0)
         let (message, waiter) = core.lock.withLock { () -> (Message?, CheckedContinuation<Void, Never>?) in
             guard core.valid, head < queue.count else { return (nil, nil) }
             let wasFull = queue.count - head >= capacity
@@ -247,7 +247,7 @@ public final class LoopPortSource: Sendable {
             if head == queue.count {
                 queue.removeAll(keepingCapacity: true)
                 head = 0
-                drained = readCounter(fd)
+                drained = drainCounter(fd, "port '\(label)'")
             } else if head >= 64 && head * 2 >= queue.count {
                 queue.removeFirst(head)
                 head = 0
@@ -256,7 +256,7 @@ public final class LoopPortSource: Sendable {
             roomChanged.broadcast()
             return (message, roomWaiters.isEmpty ? nil : roomWaiters.removeFirst().continuation)
         }
-        drained.reportingFailure(.systemCallFailed, "draining port '\(label)'")   // the port's lock released
+        drained.reported()   // the port's lock released
         waiter?.resume()
         return message
     }

@@ -131,10 +131,16 @@ final class LoopRegistry: Sendable {
     private struct Table {
         var loops: [UInt: Loop] = [:]
         var main: Loop?
+        /// Threads whose loop could not be made, with why: the process is stopping, after the
+        /// report of that failure (see `reportThenStop`).
+        var unmade: [UInt: SystemCallError] = [:]
     }
 
     let key: pthread_key_t
     private let table = Locked(Table())
+    /// Held while the main loop is made, which any thread may ask for first: one maker, so no
+    /// loop is made twice and one dropped. Never held while reporting.
+    private let makingMain = PThreadMutex()
 
     private init() {
         var key = pthread_key_t()
@@ -146,50 +152,89 @@ final class LoopRegistry: Sendable {
         self.key = key
     }
 
-    /// The main loop, made on first use. Made outside the table's lock, as every loop is: making
-    /// one may report a diagnostic (a mode's descriptors that could not be created), and the
-    /// handler may call back into the library. Of two makers at once (two threads, or a handler
-    /// of this creation asking for `Loop.main`), the first to register its loop wins; the
-    /// other's is dropped.
+    /// The main loop, made on first use.
     var mainLoop: Loop {
-        if let main = table.withLock({ $0.main }) { return main }
+        let (main, raised) = mainLoopHoldingReports()
+        raised.report()
+        return main
+    }
+
+    /// The main loop, and what making it raised if this call made it, not yet reported.
+    ///
+    /// Every loop is made outside the table's lock, and what its creation raised (a mode whose
+    /// descriptors could not be created) is reported only once the loop is registered: the
+    /// diagnostics handler may call back into the library, and a handler that asks for this
+    /// loop then finds it. Asking before it is registered would make another loop, which fails
+    /// the same way when the process is out of descriptors, and reports again, without end.
+    private func mainLoopHoldingReports() -> (Loop, DeferredDiagnostics) {
+        if let main = table.withLock({ $0.main }) { return (main, DeferredDiagnostics()) }
         let thread = rlk_main_pthread()
-        let made = Loop(clock: MonotonicClock.shared, owner: thread, ownerTID: Int64(getpid()),
-                        registered: true, isMain: true)
-        return table.withLock { table in
-            if let main = table.main { return main }
-            table.loops[UInt(bitPattern: Int(bitPattern: UInt(thread)))] = made
-            table.main = made
-            return made
+        let (made, raised) = makingMain.withLock { () -> (Result<Loop, SystemCallError>, DeferredDiagnostics) in
+            if let main = table.withLock({ $0.main }) { return (.success(main), DeferredDiagnostics()) }
+            if let failure = table.withLock({ $0.unmade[Self.slot(thread)] }) { Loop.stopForMissingDescriptors(failure) }
+            let (made, raised) = Loop.holdingReports(clock: MonotonicClock.shared, owner: thread,
+                                                     ownerTID: Int64(getpid()), registered: true, isMain: true)
+            table.withLock { table in
+                switch made {
+                case .success(let loop):
+                    table.loops[Self.slot(thread)] = loop
+                    table.main = loop
+                case .failure(let failure):
+                    table.unmade[Self.slot(thread)] = failure
+                }
+            }
+            return (made, raised)
+        }
+        switch made {
+        case .success(let loop): return (loop, raised)
+        case .failure(let failure): reportThenStop(failure, raised)
         }
     }
 
+    /// The calling thread's loop, made on first use (see `mainLoopHoldingReports`): registered
+    /// and kept in the thread-specific slot before its creation's diagnostics are reported.
+    /// Only this thread makes and registers a loop for itself (the main thread's may be made
+    /// by any thread, under `makingMain`), so no two loops are made for one thread.
     func loopForCurrentThread() -> Loop {
         let thread = pthread_self()
-        let isMain = pthread_equal(thread, rlk_main_pthread()) != 0
         let loop: Loop
-        if isMain {
-            loop = mainLoop
-        } else if let existing = table.withLock({ $0.loops[UInt(thread)] }) {
-            loop = existing
+        let raised: DeferredDiagnostics
+        if pthread_equal(thread, rlk_main_pthread()) != 0 {
+            (loop, raised) = mainLoopHoldingReports()
         } else {
-            // Made outside the lock (see `mainLoop`). Only this thread registers a loop for
-            // itself; the one it may find registered meanwhile was made by a diagnostics handler
-            // of this very creation asking for `Loop.current`, and it is the thread's loop.
-            let made = Loop(clock: MonotonicClock.shared, owner: thread, ownerTID: rlk_gettid(),
-                            registered: true, isMain: false)
-            loop = table.withLock { table in
-                if let existing = table.loops[UInt(thread)] { return existing }
-                table.loops[UInt(thread)] = made
-                return made
+            let (existing, unmade) = table.withLock { ($0.loops[Self.slot(thread)], $0.unmade[Self.slot(thread)]) }
+            if let unmade { Loop.stopForMissingDescriptors(unmade) }
+            if let existing {
+                (loop, raised) = (existing, DeferredDiagnostics())
+            } else {
+                let (made, madeRaised) = Loop.holdingReports(clock: MonotonicClock.shared, owner: thread,
+                                                             ownerTID: rlk_gettid(), registered: true, isMain: false)
+                switch made {
+                case .success(let made):
+                    table.withLock { $0.loops[Self.slot(thread)] = made }
+                    (loop, raised) = (made, madeRaised)
+                case .failure(let failure):
+                    table.withLock { $0.unmade[Self.slot(thread)] = failure }
+                    reportThenStop(failure, madeRaised)
+                }
             }
         }
-        // Set meanwhile by the same handler's `Loop.current` (see above).
-        if let box = pthread_getspecific(key) { return Unmanaged<ThreadLoopBox>.fromOpaque(box).takeUnretainedValue().loop }
         let box = ThreadLoopBox(loop: loop, roundsLeft: Int(PTHREAD_DESTRUCTOR_ITERATIONS) - 1)
         pthread_setspecific(key, Unmanaged.passRetained(box).toOpaque())
+        raised.report()
         return loop
     }
+
+    /// A thread whose loop cannot be made (see `Loop.stopForMissingDescriptors`): reports why,
+    /// then stops the process. The thread is marked unmade first, so a diagnostics handler that
+    /// asks for its loop stops the process at once instead of failing and reporting again.
+    private func reportThenStop(_ failure: SystemCallError, _ raised: DeferredDiagnostics) -> Never {
+        raised.report()
+        Loop.stopForMissingDescriptors(failure)
+    }
+
+    /// The table's key for `thread`.
+    private static func slot(_ thread: pthread_t) -> UInt { UInt(thread) }
 
     /// The thread-specific destructor: wait for the last round, then tear the loop down.
     static func threadExiting(_ raw: UnsafeMutableRawPointer) {
@@ -202,7 +247,7 @@ final class LoopRegistry: Sendable {
         let loop = box.loop
         Unmanaged<ThreadLoopBox>.fromOpaque(raw).release()
         if loop.isMainLoop { return }  // the main loop lives as long as the process
-        shared.table.withLock { _ = $0.loops.removeValue(forKey: UInt(loop.owner)) }
+        shared.table.withLock { _ = $0.loops.removeValue(forKey: slot(loop.owner)) }
         loop.tearDownAtThreadExit()
     }
 

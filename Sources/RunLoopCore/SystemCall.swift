@@ -52,127 +52,116 @@ package func valueOrErrno<Value: FixedWidthInteger>(_ call: StaticString, _ body
 }
 
 extension SystemCallError {
-    /// This failure as a ``Diagnostic``: "`what`: `call` failed: errno …".
+    /// This failure as a ``Diagnostic``: "`what`: `call` failed: errno …". Out of line: only
+    /// failure paths build one.
+    @inline(never)
     func diagnostic(_ id: DiagnosticID, _ what: String, item: String?, severity: Diagnostic.Severity = .error) -> Diagnostic {
         Diagnostic(severity: severity, id: id, message: "\(what): \(self)", item: item)
+    }
+
+    /// The diagnostic of a descriptor that could not be created, or added to the wait set it
+    /// was made for: "cannot create `what`: …".
+    func creationDiagnostic(_ what: String, item: String? = nil) -> Diagnostic {
+        diagnostic(.systemCallFailed, "cannot create \(what)", item: item)
+    }
+}
+
+/// A value, and the failure that came with it as a diagnostic not yet reported (nil: none).
+/// Each helper below does its work once and returns one of these; its caller decides where the
+/// failure goes: `reported()` when it holds no RunLoopKit lock, `deferred(_:)` under a loop's
+/// lock (kept until the lock's release, see `DeferredDiagnostics`). Its result is not
+/// discardable, so a failure cannot be dropped by forgetting to route it.
+struct Unreported<Value> {
+    let value: Value
+    let failure: Diagnostic?
+
+    @inline(__always)
+    init(_ value: Value, failure: Diagnostic? = nil) {
+        self.value = value
+        self.failure = failure
+    }
+
+    /// The value; the failure, if any, reported now.
+    @inline(__always) @discardableResult
+    func reported() -> Value {
+        if let failure { Diagnostics.report(failure) }
+        return value
+    }
+
+    /// The value; the failure, if any, deferred to the release of the loop's lock.
+    @inline(__always) @discardableResult
+    func deferred(_ held: borrowing LoopLock.Held) -> Value {
+        if let failure { held.deferReport(failure) }
+        return value
     }
 }
 
 extension Result where Failure == SystemCallError {
-    /// The failure as a ``Diagnostic`` at `severity` about `item`; nil on success. For calls
-    /// whose failure leaves nothing to undo.
-    @discardableResult
-    package func reportingFailure(_ id: DiagnosticID, _ what: @autoclosure () -> String, item: String? = nil,
-                          severity: Diagnostic.Severity = .error) -> Success? {
+    /// The value, or nil and the failure as a ``Diagnostic`` at `severity` about `item`, not
+    /// yet reported. For calls whose failure leaves nothing to undo.
+    @inline(__always)
+    func unreported(_ id: DiagnosticID, _ what: @autoclosure () -> String, item: String? = nil,
+                    severity: Diagnostic.Severity = .error) -> Unreported<Success?> {
         switch self {
-        case .success(let value):
-            return value
-        case .failure(let failure):
-            Diagnostics.report(failure.diagnostic(id, what(), item: item, severity: severity))
-            return nil
+        case .success(let value): return Unreported(value)
+        case .failure(let failure): return Unreported(nil, failure: failure.diagnostic(id, what(), item: item, severity: severity))
         }
     }
 
-    /// `reportingFailure` under the loop's lock: the diagnostic is deferred to the lock's
-    /// release (see `DeferredDiagnostics`).
+    /// `unreported(…).reported()`: the value, or nil with the failure reported.
+    @discardableResult
+    package func reportingFailure(_ id: DiagnosticID, _ what: @autoclosure () -> String, item: String? = nil,
+                                  severity: Diagnostic.Severity = .error) -> Success? {
+        unreported(id, what(), item: item, severity: severity).reported()
+    }
+
+    /// `unreported(…).deferred(held)`: the value, or nil with the failure deferred to the
+    /// release of the loop's lock.
     @discardableResult
     func deferringFailure(_ id: DiagnosticID, _ what: @autoclosure () -> String, item: String? = nil,
                           severity: Diagnostic.Severity = .error, _ held: borrowing LoopLock.Held) -> Success? {
-        switch self {
-        case .success(let value):
-            return value
-        case .failure(let failure):
-            held.deferReport(failure.diagnostic(id, what(), item: item, severity: severity))
-            return nil
-        }
+        unreported(id, what(), item: item, severity: severity).deferred(held)
     }
 }
 
-/// Reads (and so resets) an eventfd or timerfd counter; 0 when it was not readable. A failure
-/// (only a closed descriptor can fail) is reported and reads as 0.
+/// Reads (and so resets) an eventfd or timerfd counter: its value, 0 when it was not readable.
+/// A failure (only a closed descriptor can fail) reads as 0.
 @inline(__always)
-func drainCounter(_ fd: Int32, _ what: @autoclosure () -> String) -> UInt64 {
+func drainCounter(_ fd: Int32, _ what: @autoclosure () -> String) -> Unreported<UInt64> {
     var value: UInt64 = 0
-    valueOrErrno("read(eventfd)") { rlk_eventfd_read(fd, &value) }
-        .reportingFailure(.systemCallFailed, "draining \(what())")
-    return value
+    switch valueOrErrno("read(eventfd)", { rlk_eventfd_read(fd, &value) }) {
+    case .success: return Unreported(value)
+    case .failure(let failure): return Unreported(0, failure: failure.diagnostic(.systemCallFailed, "draining \(what())", item: nil))
+    }
 }
 
-/// `drainCounter` under the loop's lock: a failure is deferred to the lock's release.
-func drainCounter(_ descriptor: Descriptor, _ what: @autoclosure () -> String, _ held: borrowing LoopLock.Held) -> UInt64 {
-    readCounter(descriptor.raw).deferringFailure(.systemCallFailed, "draining \(what())", held) ?? 0
-}
-
-/// `drainCounter` that reports nothing: the caller reports the failure, or defers it, once it
-/// knows it holds no lock (a port's drain reports it after releasing the port's lock).
-func readCounter(_ fd: Int32) -> Result<UInt64, SystemCallError> {
-    var value: UInt64 = 0
-    return valueOrErrno("read(eventfd)") { rlk_eventfd_read(fd, &value) }.map { _ in value }
-}
-
-/// Creates a descriptor (an eventfd, an epoll set, a timerfd) or adds one to an epoll set while
-/// building a loop, a mode or a port. Failing means the process is out of descriptors or memory
-/// (EMFILE, ENFILE, ENOMEM): reported, and returned so the caller throws or refuses what needed
-/// the descriptor instead of stopping the process.
-func createDescriptor(_ call: StaticString, for what: @autoclosure () -> String, item: String? = nil,
-                      _ body: () -> Int32) -> Result<Int32, SystemCallError> {
-    let result = valueOrErrno(call, body)
-    if case .failure(let failure) = result { Diagnostics.report(failure.diagnostic(.systemCallFailed, "cannot create \(what())", item: item)) }
-    return result
-}
-
-/// `createDescriptor` under the loop's lock (a mode made in an add): a failure is deferred to
-/// the lock's release.
-func createDescriptor(_ call: StaticString, for what: @autoclosure () -> String, _ held: borrowing LoopLock.Held,
-                      _ body: () -> Int32) -> Result<Int32, SystemCallError> {
-    let result = valueOrErrno(call, body)
-    if case .failure(let failure) = result { held.deferReport(failure.diagnostic(.systemCallFailed, "cannot create \(what())", item: nil)) }
-    return result
-}
-
-/// `createDescriptor` for a descriptor the loop keeps, as a `Descriptor`.
+/// Creates a descriptor (an eventfd, an epoll set, a timerfd) while building a loop, a mode or
+/// a port. Failing means the process is out of descriptors or memory (EMFILE, ENFILE, ENOMEM):
+/// the failure is returned, so the caller throws or refuses what needed the descriptor instead
+/// of stopping the process, with its diagnostic ("cannot create `what`").
 func makeDescriptor(_ call: StaticString, for what: @autoclosure () -> String, item: String? = nil,
-                    _ body: () -> Int32) -> Result<Descriptor, SystemCallError> {
-    // A successful call returns a descriptor (≥ 0); a failed one is reported and returned.
-    createDescriptor(call, for: what(), item: item, body).map { Descriptor($0)! }
-}
-
-/// `makeDescriptor` under the loop's lock: a failure is deferred to the lock's release.
-func makeDescriptor(_ call: StaticString, for what: @autoclosure () -> String, _ held: borrowing LoopLock.Held,
-                    _ body: () -> Int32) -> Result<Descriptor, SystemCallError> {
-    createDescriptor(call, for: what(), held, body).map { Descriptor($0)! }
-}
-
-/// `closeDescriptor` for a `Descriptor`.
-func closeDescriptor(_ descriptor: Descriptor, _ what: @autoclosure () -> String, item: String? = nil) {
-    closeDescriptor(descriptor.raw, what(), item: item)
-}
-
-/// `closeDescriptor` under the loop's lock (a teardown, a mode whose creation failed): a
-/// failure is deferred to the lock's release.
-func closeDescriptor(_ descriptor: Descriptor, _ what: @autoclosure () -> String, _ held: borrowing LoopLock.Held) {
-    if let failure = closing(descriptor.raw, what(), item: nil) { held.deferReport(failure) }
-}
-
-/// `drainCounter` for a `Descriptor`.
-@inline(__always)
-func drainCounter(_ descriptor: Descriptor, _ what: @autoclosure () -> String) -> UInt64 {
-    drainCounter(descriptor.raw, what())
+                    _ body: () -> Int32) -> Unreported<Result<Descriptor, SystemCallError>> {
+    switch valueOrErrno(call, body) {
+    // A successful call returns a descriptor (≥ 0).
+    case .success(let fd): return Unreported(.success(Descriptor(fd)!))
+    case .failure(let failure): return Unreported(.failure(failure), failure: failure.creationDiagnostic(what(), item: item))
+    }
 }
 
 /// Closes a descriptor the loop owns. Never retried: on Linux the descriptor is released even
 /// when `close` reports EINTR, and a retry could close a number another thread just reused.
-package func closeDescriptor(_ fd: Int32, _ what: @autoclosure () -> String, item: String? = nil) {
-    if let failure = closing(fd, what(), item: item) { Diagnostics.report(failure) }
+/// The failure comes back unreported (EINTR is none: Linux has released the descriptor too).
+func closing(_ fd: Int32, _ what: @autoclosure () -> String, item: String? = nil) -> Unreported<Void> {
+    guard rlk_close(fd) != 0 else { return Unreported(()) }
+    let code = errno
+    guard code != EINTR else { return Unreported(()) }
+    return Unreported((), failure: SystemCallError(call: "close", code: code).diagnostic(.systemCallFailed, "closing \(what())", item: item))
 }
 
-/// Closes `fd`; the failure as a diagnostic, nil when it closed (or reported EINTR, after
-/// which Linux has released it too).
-private func closing(_ fd: Int32, _ what: @autoclosure () -> String, item: String?) -> Diagnostic? {
-    guard rlk_close(fd) != 0 else { return nil }
-    let code = errno
-    guard code != EINTR else { return nil }
-    return SystemCallError(call: "close", code: code).diagnostic(.systemCallFailed, "closing \(what())", item: item)
+/// `closing(…).reported()`, for the other modules of the package, which close descriptors of
+/// their own with no RunLoopKit lock held.
+package func closeDescriptor(_ fd: Int32, _ what: @autoclosure () -> String, item: String? = nil) {
+    closing(fd, what(), item: item).reported()
 }
 
 /// Test-only fault injection: makes chosen system calls of RunLoopCore fail on the calling

@@ -452,7 +452,7 @@ struct HandlerCallBackTests {
                 HandlerCallBackTests.handle(seen, matching: { $0.id == .modeUnavailable }) { _ in
                     let loop = Loop.current   // the registry's lock was held where this failed
                     fromHandler.withLock { $0 = loop }
-                    return "\(loop.allModes.count) mode"
+                    return "\(loop.allModes.count) modes"
                 }
                 let kept = Locked<Bool>(false)
                 let thread = BackgroundThread {
@@ -464,11 +464,64 @@ struct HandlerCallBackTests {
                 let failure = "epoll_create1 failed: errno \(EMFILE) (Too many open files)"
                 let expected = ["loop.system-call-failed: cannot create the wait set of mode 'kCFRunLoopDefaultMode': \(failure)",
                                 "loop.mode-unavailable: mode 'kCFRunLoopDefaultMode' cannot be created: \(failure); items added to it are refused and runs of it return .finished until it can",
-                                "called back: 1 mode"]
+                                "called back: 0 modes"]
                 return seen.problems(expecting: expected, andRequire: kept.withLock({ $0 }),
                     "the thread's loop is not the one the handler got")
             }
         })
+    }
+
+    @Test("a thread's loop made while every wait set and timer descriptor fails: the handler asks for the thread's loop at each report, gets the one the thread keeps, and nothing reports again")
+    func threadLoopCreationOutOfDescriptors() async {
+        Self.expectClean(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            HandlerCallBackTests.child {
+                let seen = Seen()
+                let fromHandler = Locked<[Loop]>([])
+                HandlerCallBackTests.handle(seen, matching: { _ in true }) { _ in
+                    let loop = Loop.current   // before the fix: nothing registered yet, so another loop, which failed too
+                    fromHandler.withLock { $0.append(loop) }
+                    return "\(loop.allModes.count) modes"
+                }
+                let kept = Locked<Bool>(false)
+                let thread = BackgroundThread {
+                    // Out of descriptors for the whole creation, except the loop's own two
+                    // eventfds (without them no loop exists: see the test below).
+                    let loop = InjectedFaults.with(Fault(.epollCreate, EMFILE, times: 1_000_000),
+                                                   Fault(.timerfdCreate, EMFILE, times: 1_000_000),
+                                                   Fault(.eventfd, EMFILE, after: 2, times: 1_000_000)) { Loop.current }
+                    let same = loop === Loop.current && fromHandler.withLock { $0.allSatisfy { $0 === loop } }
+                    kept.withLock { $0 = same }
+                }
+                thread.join()
+                let failure = "epoll_create1 failed: errno \(EMFILE) (Too many open files)"
+                let expected = ["loop.system-call-failed: cannot create the wait set of mode 'kCFRunLoopDefaultMode': \(failure)",
+                                "called back: 0 modes",
+                                "loop.mode-unavailable: mode 'kCFRunLoopDefaultMode' cannot be created: \(failure); items added to it are refused and runs of it return .finished until it can",
+                                "called back: 0 modes"]
+                return seen.problems(expecting: expected, andRequire: kept.withLock({ $0 }),
+                    "the thread's loop is not the one the handler got (\(fromHandler.withLock { $0.count }) calls back)")
+            }
+        })
+    }
+
+    @Test("a thread's loop that cannot be made at all (every eventfd fails): its failure is reported once, and a handler asking for the loop stops the process instead of failing again")
+    func threadLoopCannotBeMade() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            alarm(30)   // the child's deadline, as in `child`
+            Diagnostics.setHandler { diagnostic in
+                printToStderr("\(diagnostic.id): \(diagnostic.message)")
+                _ = Loop.current   // before the fix: another loop, which failed and reported again, without end
+            }
+            let thread = BackgroundThread {
+                _ = InjectedFaults.with(Fault(.eventfd, EMFILE, times: 1_000_000)) { Loop.current }
+            }
+            thread.join()
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let failure = "eventfd failed: errno \(EMFILE) (Too many open files)"
+        let reports = text.split(separator: "\n").filter { $0.hasPrefix("loop.") }
+        #expect(reports == ["loop.system-call-failed: cannot create a loop's wake-up descriptor: \(failure)"], "\(text)")
+        #expect(text.contains("RunLoopKit: cannot create a loop's descriptors: \(failure)"), "\(text)")
     }
 
     // MARK: The debug checks
