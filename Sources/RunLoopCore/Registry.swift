@@ -198,7 +198,7 @@ final class LoopRegistry: Sendable {
     func loopForCurrentThread() -> Loop {
         let thread = pthread_self()
         let loop: Loop
-        let raised: DeferredDiagnostics
+        var raised: DeferredDiagnostics
         if pthread_equal(thread, rlk_main_pthread()) != 0 {
             (loop, raised) = mainLoopHoldingReports()
         } else {
@@ -219,8 +219,15 @@ final class LoopRegistry: Sendable {
                 }
             }
         }
-        let box = ThreadLoopBox(loop: loop, roundsLeft: Int(PTHREAD_DESTRUCTOR_ITERATIONS) - 1)
-        pthread_setspecific(key, Unmanaged.passRetained(box).toOpaque())
+        let box = Unmanaged.passRetained(ThreadLoopBox(loop: loop, roundsLeft: Int(PTHREAD_DESTRUCTOR_ITERATIONS) - 1))
+        let status = pthread_setspecific(key, box.toOpaque())
+        if status != 0 {
+            // Out of memory for the slot: the loop stays registered (the next Loop.current finds
+            // it in the table), but the thread's exit cannot tear it down.
+            box.release()
+            raised.append(SystemCallError(call: "pthread_setspecific", code: status)
+                .diagnostic(.systemCallFailed, "keeping the thread's loop for its exit; the loop will not be torn down when the thread ends", item: nil))
+        }
         raised.report()
         return loop
     }
@@ -241,8 +248,8 @@ final class LoopRegistry: Sendable {
         let box = Unmanaged<ThreadLoopBox>.fromOpaque(raw).takeUnretainedValue()
         if box.roundsLeft > 1 {
             box.roundsLeft -= 1
-            pthread_setspecific(shared.key, raw)
-            return
+            // Only an exhausted memory fails this (ENOMEM); then tear the loop down now.
+            if pthread_setspecific(shared.key, raw) == 0 { return }
         }
         let loop = box.loop
         Unmanaged<ThreadLoopBox>.fromOpaque(raw).release()
