@@ -23,26 +23,34 @@ import RunLoopKit
 // thread, gets its wake-up handed to the global executor's own scheduling, which is what the
 // runtime does without the conformance. `SchedulingExecutor` is Swift 6.3's experimental SPI
 // (SE-0505, not yet accepted): a toolchain that renames it fails to build here, and
-// `aSleepOnARealClockIsReportedAndItsTaskCancelledAtOnce` fails on one that stops consulting it.
+// `aSleepOnARealClockIsReportedAndEndsAtOnce` fails on one that stops consulting it.
+//
+// Why the wake-up is queued at once instead of cancelling the task: the wake-up is a job that
+// resumes the sleep normally whenever it runs, without looking at the clock. (Checked with Swift
+// 6.3.1: a scheduling executor that ran it at once ended one-hour sleeps on ContinuousClock and
+// SuspendingClock, `Task.sleep(nanoseconds:)` and the deprecated `Task.sleep(_:)` normally, in
+// under a millisecond, each asking the executor once: no second wake-up at the deadline.)
+// Cancelling the task would stick to it: every later `Task.sleep` of that task throws at once
+// without reaching any executor, so a loop that polls with `try? await Task.sleep` would never
+// suspend, and nothing else on the loop would run.
 @available(macOS 26.4, iOS 26.4, watchOS 26.4, tvOS 26.4, visionOS 26.4, *)
 @_spi(ExperimentalScheduling)
 extension Loop: SchedulingExecutor {
     /// Queues `job`, the wake-up of a sleep on `clock`, for `instant`. On a virtual-loop test's
-    /// thread the sleep is reported and its task cancelled, and the wake-up runs on the loop at
-    /// once, in order with the test's jobs: the cancellation has already resumed `Task.sleep`
-    /// with `CancellationError`, so the wake-up only frees the sleep's state (the deprecated
-    /// `Task.sleep(_:)`, which cannot throw, ends when it runs). A wake-up already due (a deadline that has passed) also runs on the loop at
-    /// once, with nothing reported: it waits for nothing. Anywhere else it goes to the global
+    /// thread the sleep is reported and its wake-up queued on the loop at once, behind the jobs
+    /// already there: the sleep ends as if its time had passed, and the sleeping task goes on
+    /// after them. A wake-up already due (a deadline that has passed) is queued the same way,
+    /// with nothing reported: it waits for nothing. Anywhere else it goes to the global
     /// executor's own scheduling.
     public func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?,
                                   clock: C) {
         if let monitor = VirtualLoopMonitor.current, monitor.loop === self {
             let remaining = clock.now.duration(to: instant)
-            if remaining <= .zero
-                || monitor.noteRealClockSleep(clock: "\(C.self)", remaining: remaining as? Duration) {
-                enqueueTaskJob(job)
-                return
+            if remaining > .zero {
+                monitor.noteRealClockSleep(clock: "\(C.self)", remaining: remaining as? Duration)
             }
+            enqueueTaskJob(job)
+            return
         }
         guard let global = globalConcurrentExecutor as? any SchedulingExecutor else {
             preconditionFailure("RunLoopTesting: the global concurrent executor cannot schedule a job at a deadline")

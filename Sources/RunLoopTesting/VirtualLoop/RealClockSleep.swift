@@ -40,3 +40,23 @@ struct RealClockSleep: Sendable {
         return .nanoseconds(overflow ? nanoseconds : halfUp / scale * scale)
     }
 }
+
+/// The sleeps on a real clock of one test: the first ``keptLimit`` with their stacks, in the
+/// order they began, and how many there were in all.
+struct RealClockSleeps: Sendable {
+    /// Enough to show where a test sleeps; a test that polls with a sleep would otherwise keep
+    /// a stack for every turn of its loop.
+    static let keptLimit = 16
+
+    private(set) var kept: [RealClockSleep] = []
+    private(set) var count = 0
+
+    /// Those counted and not kept.
+    var notKept: Int { count - kept.count }
+
+    /// Counts one more sleep, and keeps it, made by `sleep`, while fewer than ``keptLimit`` are.
+    mutating func add(_ sleep: () -> RealClockSleep) {
+        count += 1
+        if kept.count < Self.keptLimit { kept.append(sleep()) }
+    }
+}

@@ -259,7 +259,7 @@ final class VirtualLoopDriver: Sendable {
         monitor.stopWatching()
         let places = StartingPlaces()
         let sleeps = monitor.realClockSleeps
-        if !sleeps.isEmpty {
+        if sleeps.count > 0 {
             report(realClockSleepMessage(sleeps, finding: places), at: createdAt)
         }
         let inputs = monitor.offLoopInputs
@@ -307,12 +307,14 @@ final class VirtualLoopDriver: Sendable {
             + "raise maxPassesPerSettle if the work is finite."
     }
 
-    private func realClockSleepMessage(_ sleeps: [RealClockSleep], finding places: StartingPlaces) -> String {
-        "The test slept on a real clock: \(sleeps.count) sleep\(sleeps.count == 1 ? "" : "s"), which virtual time cannot end\n"
-            + sleeps.map { "  - " + $0.describe(finding: places) }.joined(separator: "\n") + "\n"
-            + "  The test would wait for real time, and what runs meanwhile would depend on timing. The sleeping "
-            + "task was cancelled and its sleep ended at once (a throwing sleep threw CancellationError). Sleep on the "
-            + "test's virtual clock (`test.clock`) instead."
+    private func realClockSleepMessage(_ sleeps: RealClockSleeps, finding places: StartingPlaces) -> String {
+        let more = sleeps.notKept > 0 ? ["  - … and \(sleeps.notKept) more"] : []
+        return "The test slept on a real clock: \(sleeps.count) sleep\(sleeps.count == 1 ? "" : "s"), which virtual time "
+            + "cannot end\n"
+            + (sleeps.kept.map { "  - " + $0.describe(finding: places) } + more).joined(separator: "\n") + "\n"
+            + "  The test would wait for real time, and what runs meanwhile would depend on timing. Each sleep ended at "
+            + "once, as if its time had passed: its task went on behind the jobs already queued on the loop. Sleep on "
+            + "the test's virtual clock (`test.clock`) instead."
     }
 
     private func stuckMessage() -> String {

@@ -31,7 +31,7 @@ final class VirtualLoopMonitor: Sendable {
     /// The test used the main actor at some point: every settle ends with a main-queue barrier.
     private let mainActorUsed = Atomic<Bool>(false)
     private let inputs = Locked<[OffLoopInput]>([])
-    private let sleeps = Locked<[RealClockSleep]>([])
+    private let sleeps = Locked(RealClockSleeps())
     private let barrierTimeouts = Atomic<Int>(0)
 
     init(loop: Loop, offLoopTimeout: Duration) {
@@ -72,20 +72,17 @@ final class VirtualLoopMonitor: Sendable {
 
     /// The loop as a scheduling executor: a task on the loop's thread began a sleep on a real
     /// clock, which virtual time cannot end (`remaining` before its deadline, nil for a clock
-    /// whose durations are not `Duration`s). Recorded with its stack, and the sleeping task (the
-    /// current one) is cancelled at once, so the sleep throws `CancellationError` instead of
-    /// making the test wait for real time. Returns whether a task was cancelled.
-    func noteRealClockSleep(clock: String, remaining: Duration?) -> Bool {
-        let sleep = RealClockSleep(clock: clock, remaining: remaining, backtrace: ProgramStack.capture())
-        sleeps.withLock { $0.append(sleep) }
-        return withUnsafeCurrentTask { task in
-            task?.cancel()
-            return task != nil
+    /// whose durations are not `Duration`s). The first ``RealClockSleeps/keptLimit`` are kept
+    /// with their stacks; later ones are only counted, so a test that polls with a sleep keeps
+    /// a bounded record.
+    func noteRealClockSleep(clock: String, remaining: Duration?) {
+        sleeps.withLock {
+            $0.add { RealClockSleep(clock: clock, remaining: remaining, backtrace: ProgramStack.capture()) }
         }
     }
 
-    /// The sleeps on a real clock so far, oldest first.
-    var realClockSleeps: [RealClockSleep] { sleeps.withLock { $0 } }
+    /// The sleeps on a real clock so far.
+    var realClockSleeps: RealClockSleeps { sleeps.withLock { $0 } }
 
     /// An input to the loop made on another thread (the event sink).
     func noteInput(_ input: LoopEvent.Input, label: String) {

@@ -26,8 +26,9 @@ import Darwin
 /// it. An input from another thread that the loop did not wait for (Dispatch work, a task that
 /// ran elsewhere) is reported with the thread and the first frame of the program on its stack. A
 /// sleep on a real clock (`Task.sleep(for:)`, `SuspendingClock`), which virtual time cannot end,
-/// is reported when it begins on the loop's thread, and its task is cancelled at once, so the
-/// sleep throws `CancellationError` instead of making the test wait for real time.
+/// is reported when it begins on the loop's thread, and ends at once, as if its time had
+/// passed: its task goes on behind the jobs already queued on the loop, and nothing waits for
+/// real time.
 ///
 /// At the end, tasks still asleep on the clock and items still on the loop are reported (the
 /// sleepers are resumed with `CancellationError`). Failures go to `reporter` at the end of the
