@@ -176,7 +176,7 @@ import Testing
             // to the global executor on the way (queued on the loop by the runtime hook). A
             // child task prefers the loop and begins its sleep (MonotonicClock's, on
             // SuspendingClock) before the hop comes back, so it is the first seen.
-            let isolated = Task { _ = test; try await Task.sleep(nanoseconds: 7_000_000_000) }
+            let isolated = Task { _ = test; try await Task.sleep(nanoseconds: 7_000_000_000_000) }
             async let child: Void = MonotonicClock.shared.sleep(for: .seconds(250))
             var childThrew: (any Error)?
             do { try await child } catch { childThrew = error }
@@ -187,7 +187,7 @@ import Testing
         #expect(Self.placesMarked(reporter.messages, lines: [line + 1, line]) == ["""
             The test slept on a real clock: 2 sleeps, which virtual time cannot end
               - a sleep on SuspendingClock for about 250.0 seconds, <place>
-              - a sleep on ContinuousClock for about 7.0 seconds, <place>
+              - a sleep on ContinuousClock for about 7000.0 seconds, <place>
               \(Self.realSleepAdvice)
             """])
     }
