@@ -21,7 +21,7 @@
 #       are one per connection);
 # 4. prints the tables and saves the targets' ratios for Scripts/check (save-readings.py); with
 #    --docs, replaces the generated block of Docs/Services.md.
-# About 10 minutes at 19,000 connections on the shared 2-core machine.
+# About 3 minutes at 19,000 connections on the quiet 2-core machine, 10 under a load of 2-4.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=0 seconds=5 connections=""
