@@ -39,7 +39,7 @@ final class LoopLock: Sendable {
     #endif
 
     init(guarding initial: LoopGuardedState) {
-        block = .allocate(capacity: 1)
+        block = allocateOnCacheLinesOfItsOwn(LockBlock.self)
         block.initialize(to: LockBlock(mutex: pthread_mutex_t(), state: initial))
         let status = pthread_mutex_init(LockBlock.mutex(of: block), nil)
         precondition(status == 0, "pthread_mutex_init failed: \(status)")
@@ -48,7 +48,7 @@ final class LoopLock: Sendable {
     deinit {
         pthread_mutex_destroy(LockBlock.mutex(of: block))
         block.deinitialize(count: 1)
-        block.deallocate()
+        UnsafeMutableRawPointer(block).deallocate()
     }
 
     /// Takes the lock; the `Held` it returns must end with ``Held/unlock()``.
@@ -272,17 +272,31 @@ struct LockGuardedStorage<State> {
     fileprivate let pointer: UnsafeMutablePointer<State>
 
     init(_ initial: State) {
-        pointer = .allocate(capacity: 1)
+        pointer = allocateOnCacheLinesOfItsOwn(State.self)
         pointer.initialize(to: initial)
     }
 
     /// Its owner's deinit: nobody holds the lock for an object that is going away.
     func free() {
         pointer.deinitialize(count: 1)
-        pointer.deallocate()
+        UnsafeMutableRawPointer(pointer).deallocate()
     }
 
     /// The state of an object no other thread can reach yet or any more (its initialiser, its
     /// deinitialiser, a loop being torn down on its last reference).
     var unshared: UnsafeMutablePointer<State> { pointer }
+}
+
+/// Memory for one `T` on cache lines of its own: aligned to a line and rounded up to whole lines;
+/// free it with `UnsafeMutableRawPointer.deallocate()`. For the state a loop's pass writes on
+/// every run (its lock and what the lock guards, a mode's, a run frame's): an object of another
+/// thread sharing one of those lines makes each write wait for the line to come back from that
+/// thread's CPU. Allocators hand memory one thread freed to another, so two loops' hot state
+/// could end up side by side; with a loop on each of two CPUs that cost the pass 6–70% (the
+/// `loop-scaling` benchmark, depending on the build's layout).
+func allocateOnCacheLinesOfItsOwn<T>(_: T.Type) -> UnsafeMutablePointer<T> {
+    let line = 64
+    let size = (MemoryLayout<T>.size + line - 1) / line * line
+    return UnsafeMutableRawPointer.allocate(byteCount: max(size, line), alignment: max(line, MemoryLayout<T>.alignment))
+        .bindMemory(to: T.self, capacity: 1)
 }
