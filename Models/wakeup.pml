@@ -11,7 +11,8 @@
  *  - the flags read or written outside the lock, through x86-TSO store buffers: a store goes
  *    into the storing thread's buffer and reaches memory later (any time, FIFO); a load sees
  *    its own buffer first; taking or releasing the lock, and any system call, drains the buffer;
- *  - the per-run "ignore wake-ups" flag (CF's W3 window: from a wake to the top of the next pass);
+ *  - the per-run "ignore wake-ups" flag (CF's W3 window: from a wake to the top of the next pass,
+ *    and ours from a pass's first source0 perform, after which its wait only polls);
  *  - the job queue and its lock-free "has blocks" mirror, read at the top of the pass;
  *  - the wake-up eventfd: edge-triggered in the mode's epoll set and never read, so a write
  *    puts ONE event on the set's ready list (two writes before a wait coalesce into one);
@@ -19,12 +20,15 @@
  *  - a batch wait (several fd sources in the mode) that takes every ready event at once;
  *  - producers on other threads (executor jobs; perform + wakeUp is the same two steps).
  *
- * Build-time switches reproduce the two defects found in issue 26 (both must fail):
+ * Build-time switches reproduce the two defects found in issue 26, and a third that the rule
+ * for performed sources must not have (all must fail):
  *   -DBUG_IGNORE_OUTSIDE_LOCK   the top of the pass clears "ignore wake-ups" with a plain store
  *                               outside the lock, then reads the "has blocks" mirror
  *   -DBUG_BATCH_KEEPS_PENDING   a batch wait takes the wake-up's event with the fd events but
  *                               leaves "wake-up pending" set
- * Without switches the model is the fixed protocol and must pass. Models/check runs all three.
+ *   -DBUG_PERFORMED_PASS_SLEEPS a pass that performed a source ignores wake-ups from then on,
+ *                               but its wait may block as if nothing had been handled
+ * Without switches the model is the fixed protocol and must pass. Models/check runs all four.
  */
 
 #ifndef PRODUCERS
@@ -130,6 +134,7 @@ active proctype Loop() {
     bit hb;
     byte own = 0;
     bit tookWake;
+    bit handled;                             /* this pass performed a source: its wait polls */
     do
     :: true ->
         /* ---- top of the pass ---- */
@@ -143,9 +148,11 @@ active proctype Loop() {
             lockLoop(); ran = ran + blocks; blocks = 0; hasBlocks = 0; unlockLoop()
         :: else -> skip
         fi;
-        /* S2: a signalled source is performed (its callout may queue more) */
+        /* S2: a signalled source is performed (its callout may queue more). From the first
+           perform on, wake-ups are ignored: this pass's wait polls, the next pass looks again. */
+        handled = 0;
         if
-        :: signalled -> signalled = 0
+        :: signalled -> lockLoop(); ignore = 1; unlockLoop(); signalled = 0; handled = 1
         :: else -> skip
         fi;
         /* a callout of this pass (a source, a BW observer) signals a source and wakes the loop */
@@ -176,9 +183,21 @@ active proctype Loop() {
         :: else -> skip
         fi;
         unlockLoop();
+#ifdef BUG_PERFORMED_PASS_SLEEPS
+        handled = 0;
+#endif
         if
         :: tookWake -> skip
-        :: else ->
+        :: !tookWake && handled ->
+            /* epoll_wait(0): takes what is ready, never sleeps */
+            atomic {
+                if
+                :: event -> event = 0; tookWake = 1
+                :: else -> skip
+                fi;
+                fdReady = 0
+            }
+        :: !tookWake && !handled ->
             /* epoll_wait(-1): sleeps until an event; end state only if nothing is queued */
 end_wait:
             if

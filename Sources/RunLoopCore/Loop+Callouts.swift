@@ -224,18 +224,34 @@ extension Loop {
             let source = Unmanaged.passUnretained(frame.scratch.pointee.sources[index].source)
             index += 1
             // S2: still signalled? clear before the perform; perform only if still valid.
-            let performed = source._withUnsafeGuaranteedRef { source -> Bool in
-                guard source.signalStamp.exchange(0, ordering: .acquiringAndReleasing) != 0,
-                      source.core.isValid else { return false }
-                callOut(.source0, source.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_SOURCE0_PERFORM__(source) }
-                return true
+            let performs = source._withUnsafeGuaranteedRef { source in
+                source.signalStamp.exchange(0, ordering: .acquiringAndReleasing) != 0 && source.core.isValid
             }
-            guard performed else { continue }
-            handled = true  // S4: one performed source makes the pass handled; never reset
+            guard performs else { continue }
+            if !handled {
+                handled = true  // S4: one performed source makes the pass handled; never reset
+                ignoreWakeUpsForTheRestOfThePass(run)
+            }
+            source._withUnsafeGuaranteedRef { source in
+                callOut(.source0, source.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_SOURCE0_PERFORM__(source) }
+            }
             if stopAfterHandle { break }
         }
         frame.scratch.pointee.sources.truncate(to: 0)
         return handled
+    }
+
+    /// W3: a pass that performs a source0 does not block in its wait (it polls), and the next
+    /// pass looks at every queue before any wait that could: from its first perform on, another
+    /// thread's `wakeUp()` has nothing to wake, so it writes nothing. A producer that signals the
+    /// next request while the loop is still performing this one (on one CPU, at once when the
+    /// reply wakes it) then costs no system call, and the loop's poll finds no event to take.
+    /// Not in a hosted run, whose thread the host may block on before the loop looks again (H3).
+    @inline(__always)
+    private func ignoreWakeUpsForTheRestOfThePass(_ run: RunContext) {
+        let held = lock.lock()
+        if !held[run.frame].isHosted { held[run.frame].ignoresWakeUps = true }
+        held.unlock()
     }
 
     /// Insertion sort of two or more picks by (order, stamp): stable, in place, allocation-free

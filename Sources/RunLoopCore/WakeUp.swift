@@ -13,9 +13,10 @@ import Musl
 //
 // The wake-up descriptor is an eventfd in every mode's wait set, edge-triggered and never read:
 // a write is one event in each set, and a wait that takes the event has taken the wake-up.
-// - W3: while the innermost run ignores wake-ups (from a wake to the end of that pass, and
-//   whenever the loop is not running) a wake-up does nothing: that run looks at its queues
-//   before it sleeps again. The flag is read and written only under the lock (issue 26).
+// - W3: while the innermost run ignores wake-ups (from a wake to the end of that pass, from a
+//   pass's first source0 perform to its end, and whenever the loop is not running) a wake-up
+//   does nothing: that run looks at its queues before it sleeps again (a pass that performed a
+//   source only polls). The flag is read and written only under the lock (issue 26).
 // - A wake-up on the loop's own thread is noted, not written: that thread is not waiting, and
 //   its next wait takes the note before it would block. While one is noted, other threads'
 //   wake-ups add nothing (the same wait takes them).

@@ -56,6 +56,61 @@ struct WakeUpProtocolTests {
         #expect(trace.all == ["a", "b", "signalled"])
         #expect(elapsed < 2_000_000_000, "the wait after the own-thread wakeUp() slept \(elapsed / 1_000_000) ms of the 5 s timeout")
     }
+
+    /// A pass that performed a source0 only polls, and the next pass looks at every queue, so
+    /// from the first perform on another thread's wake-up has nothing to wake: it is not
+    /// written, and what it announced runs in the next pass without the loop sleeping.
+    @Test("W3: a wakeUp() from another thread during a source0's perform writes nothing; its work runs next pass")
+    func wakeUpDuringAPerformWritesNothing() throws {
+        let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
+        let trace = Trace()
+        let writes = Locked<(before: UInt64?, after: UInt64?)>((nil, nil))
+        let second = recordingSource("second", trace) { loop.stop() }
+        let first = recordingSource("first", trace) {
+            let before = loop.wakeUpWriteCount
+            let other = BackgroundThread {
+                second.signal()
+                loop.wakeUp()
+            }
+            other.join()
+            writes.withLock { $0 = (before, loop.wakeUpWriteCount) }
+        }
+        loop.add(first, mode: .default)
+        loop.add(second, mode: .default)
+        let sleeps = Counter()
+        loop.add(LoopObserver(activities: .beforeWaiting) { _, _ in _ = sleeps.next() }, mode: .default)
+        first.signal()
+        #expect(loop.run(mode: .default, timeout: 5) == .stopped)
+        #expect(trace.all == ["first", "second"])
+        let counts = writes.withLock { $0 }
+        let before = try #require(counts.before), after = try #require(counts.after)
+        #expect(after == before, "the wake-up during the perform was written")
+        #expect(sleeps.next() == 1, "the loop went to sleep between the two performs")
+    }
+
+    /// A hosted run keeps writing it (H3): its host may block before the loop looks again.
+    @Test("H3: in a hosted run, a wakeUp() from another thread during a source0's perform is written")
+    func wakeUpDuringAHostedPerformIsWritten() throws {
+        let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
+        let writes = Locked<(before: UInt64?, after: UInt64?)>((nil, nil))
+        let first = LoopSource(label: "first") {
+            let before = loop.wakeUpWriteCount
+            let other = BackgroundThread { loop.wakeUp() }
+            other.join()
+            writes.withLock { $0 = (before, loop.wakeUpWriteCount) }
+        }
+        loop.add(first, mode: .default)
+        first.signal()
+        let run = loop.beginHostedRun()
+        #expect(run.prepare() == .no)   // the source was performed: the host must not block
+        let counts = writes.withLock { $0 }
+        let before = try #require(counts.before), after = try #require(counts.after)
+        #expect(after == before + 1, "the wake-up during a hosted perform was not written")
+        #expect(run.dispatch() == nil)
+        #expect(run.end() == .stopped)
+    }
 }
 
 /// A pipe whose ends are closed by `close()`.
