@@ -11,8 +11,10 @@
  *  - the flags read or written outside the lock, through x86-TSO store buffers: a store goes
  *    into the storing thread's buffer and reaches memory later (any time, FIFO); a load sees
  *    its own buffer first; taking or releasing the lock, and any system call, drains the buffer;
- *  - the per-run "ignore wake-ups" flag (CF's W3 window: from a wake to the top of the next pass,
- *    and ours from a pass's first source0 perform, after which its wait only polls);
+ *  - the per-run "ignore wake-ups" flag (CF's W3 window: from a wake to the top of the next pass)
+ *    and ours from a pass's first source0 perform, after which its wait only polls: one flag
+ *    here, as producers treat the two alike; the second is set with a plain store outside the
+ *    lock (through the store buffer) and cleared under it with the first;
  *  - the job queue and its lock-free "has blocks" mirror, read at the top of the pass;
  *  - the wake-up eventfd: edge-triggered in the mode's epoll set and never read, so a write
  *    puts ONE event on the set's ready list (two writes before a wait coalesce into one);
@@ -149,10 +151,11 @@ active proctype Loop() {
         :: else -> skip
         fi;
         /* S2: a signalled source is performed (its callout may queue more). From the first
-           perform on, wake-ups are ignored: this pass's wait polls, the next pass looks again. */
+           perform on, wake-ups are ignored: this pass's wait polls, the next pass looks again.
+           The flag is set without the lock: a plain store, buffered behind any earlier one. */
         handled = 0;
         if
-        :: signalled -> lockLoop(); ignore = 1; unlockLoop(); signalled = 0; handled = 1
+        :: signalled -> atomic { drainLoop(); sbIgnore = 1 }; signalled = 0; handled = 1
         :: else -> skip
         fi;
         /* a callout of this pass (a source, a BW observer) signals a source and wakes the loop */

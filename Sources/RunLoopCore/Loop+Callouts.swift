@@ -230,7 +230,7 @@ extension Loop {
             guard performs else { continue }
             if !handled {
                 handled = true  // S4: one performed source makes the pass handled; never reset
-                ignoreWakeUpsForTheRestOfThePass(run)
+                run.frame.markPollingPass()
             }
             source._withUnsafeGuaranteedRef { source in
                 callOut(.source0, source.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_SOURCE0_PERFORM__(source) }
@@ -239,19 +239,6 @@ extension Loop {
         }
         frame.scratch.pointee.sources.truncate(to: 0)
         return handled
-    }
-
-    /// W3: a pass that performs a source0 does not block in its wait (it polls), and the next
-    /// pass looks at every queue before any wait that could: from its first perform on, another
-    /// thread's `wakeUp()` has nothing to wake, so it writes nothing. A producer that signals the
-    /// next request while the loop is still performing this one (on one CPU, at once when the
-    /// reply wakes it) then costs no system call, and the loop's poll finds no event to take.
-    /// Not in a hosted run, whose thread the host may block on before the loop looks again (H3).
-    @inline(__always)
-    private func ignoreWakeUpsForTheRestOfThePass(_ run: RunContext) {
-        let held = lock.lock()
-        if !held[run.frame].isHosted { held[run.frame].ignoresWakeUps = true }
-        held.unlock()
     }
 
     /// Insertion sort of two or more picks by (order, stamp): stable, in place, allocation-free

@@ -240,6 +240,7 @@ public final class HostedRun {
             return end(with: result, held)
         }
         held[run.frame].ignoresWakeUps = false   // W3, as at the end of a native pass (issue 26)
+        run.frame.endPollingPass(held)
         held.unlock()
         phase = .betweenPasses
         return nil

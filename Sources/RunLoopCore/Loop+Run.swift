@@ -168,6 +168,7 @@ extension Loop {
     func beginRun(_ run: RunContext, _ held: borrowing LoopLock.Held) -> Unmanaged<ModeState>? {
         held[run.frame].stopped = false
         held[run.frame].ignoresWakeUps = false                   // W3: wake-ups count from here
+        run.frame.endPollingPass(held)
         held[run.frame].isHosted = false
         held.loop.runSerial &+= 1
         held[run.frame].serial = held.loop.runSerial
@@ -261,6 +262,7 @@ extension Loop {
             #if !RLK_MUTANT_ISSUE_26
             held[run.frame].ignoresWakeUps = false
             #endif
+            run.frame.endPollingPass(held)
             held.unlock()
         }
     }

@@ -1,9 +1,12 @@
+import Synchronization
+
 /// Per-run data (R5) plus the pass's reusable scratch buffers, one set per nesting depth so a
 /// steady-state pass allocates nothing and a nested run cannot disturb the outer snapshot.
 ///
-/// Two parts with two owners: `controlStorage` (a stop request, the run's serial, W3's flag),
-/// which other threads reach under the loop's lock (`LoopLock.Held[frame]`), and `scratch`,
-/// which only the loop thread touches, one step at a time.
+/// Three parts with their own rules: `controlStorage` (a stop request, the run's serial, W3's
+/// flag), which other threads reach under the loop's lock (`LoopLock.Held[frame]`); `scratch`,
+/// which only the loop thread touches, one step at a time; and `pollingPass`, W3's second
+/// window, an atomic the loop thread sets without the lock (see `Loop.decideWakeUp`).
 final class RunFrame: Sendable {
     /// `nonisolated(unsafe)`: reached only through `LoopLock.Held`, with the loop's lock held.
     nonisolated(unsafe) let controlStorage = LockGuardedStorage(RunControl())
@@ -11,6 +14,9 @@ final class RunFrame: Sendable {
     /// checks on class properties (they were a third of a pass's instructions).
     /// `nonisolated(unsafe)`: only the loop's thread touches it, one pass step at a time.
     nonisolated(unsafe) let scratch: UnsafeMutablePointer<Scratch>
+    /// W3: the current pass has performed a source0, so its wait only polls. Behind a pointer
+    /// so the handle reaches it as it reaches the rest. `nonisolated(unsafe)`: an atomic.
+    nonisolated(unsafe) let pollingPass: UnsafeMutablePointer<Atomic<Bool>>
 
     struct Scratch {
         /// The settings of the run using this frame.
@@ -40,6 +46,8 @@ final class RunFrame: Sendable {
     static let readyCapacity = 64
 
     init() {
+        pollingPass = .allocate(capacity: 1)
+        pollingPass.initialize(to: Atomic(false))
         scratch = .allocate(capacity: 1)
         scratch.initialize(to: Scratch(readyTokens: .allocate(capacity: RunFrame.readyCapacity),
                                        readyFlags: .allocate(capacity: RunFrame.readyCapacity)))
@@ -51,12 +59,16 @@ final class RunFrame: Sendable {
         scratch.pointee.readyFlags.deallocate()
         scratch.deinitialize(count: 1)
         scratch.deallocate()
+        pollingPass.deinitialize(count: 1)
+        pollingPass.deallocate()
     }
 
     /// What a run uses of its frame: the frame's own storage, reached without a reference to
     /// the frame (the loop keeps every frame it pushed, so a run needs no reference counting
     /// of its frame).
-    var handle: RunFrameHandle { RunFrameHandle(controlStorage: controlStorage, scratch: scratch) }
+    var handle: RunFrameHandle {
+        RunFrameHandle(controlStorage: controlStorage, scratch: scratch, pollingPass: pollingPass)
+    }
 }
 
 /// A run's frame as the run reaches it: its lock-guarded control state (`held[frame]`) and
@@ -64,6 +76,7 @@ final class RunFrame: Sendable {
 struct RunFrameHandle {
     let controlStorage: LockGuardedStorage<RunControl>
     let scratch: UnsafeMutablePointer<RunFrame.Scratch>
+    let pollingPass: UnsafeMutablePointer<Atomic<Bool>>
 
     /// Takes the snapshot of `state`'s current observers (none if it has none) and returns the
     /// one held before, for the caller to release after the loop's lock. Loop thread.

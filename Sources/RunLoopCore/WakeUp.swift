@@ -13,10 +13,17 @@ import Musl
 //
 // The wake-up descriptor is an eventfd in every mode's wait set, edge-triggered and never read:
 // a write is one event in each set, and a wait that takes the event has taken the wake-up.
-// - W3: while the innermost run ignores wake-ups (from a wake to the end of that pass, from a
-//   pass's first source0 perform to its end, and whenever the loop is not running) a wake-up
-//   does nothing: that run looks at its queues before it sleeps again (a pass that performed a
-//   source only polls). The flag is read and written only under the lock (issue 26).
+// - W3: while the innermost run ignores wake-ups (from a wake to the end of that pass, and
+//   whenever the loop is not running) a wake-up does nothing: that run looks at its queues
+//   before it sleeps again. The flag is read and written only under the lock (issue 26).
+// - W3's second window, ours: from a pass's first source0 perform to the end of that pass, a
+//   wake-up from another thread does nothing either, as the pass only polls and the next pass
+//   looks at every queue before any wait that could block. Its flag (`pollingPass`) is set by
+//   the loop's thread without the lock, only from false to true, and read and cleared with the
+//   lock held, in the critical section of the pass's exit checks. A producer that reads it set
+//   therefore decided before that section, its work queued before it decided, and the next
+//   pass looks at the queues after that section; one that reads it unset only writes a wake-up
+//   the poll takes. (Cleared outside the lock instead, it would be issue 26 again.)
 // - A wake-up on the loop's own thread is noted, not written: that thread is not waiting, and
 //   its next wait takes the note before it would block. While one is noted, other threads'
 //   wake-ups add nothing (the same wait takes them).
@@ -80,6 +87,9 @@ extension Loop {
     func decideWakeUp(_ held: borrowing LoopLock.Held) -> WakeUpWrite? {
         let innermost = held.loop.innermostFrame
         guard !held.loop.tornDown, !held[innermost].ignoresWakeUps else { return nil }
+        // The second window: not in a hosted run, whose thread the host may block on before the
+        // loop looks again (H3).
+        if innermost.isPollingPass(held) && !held[innermost].isHosted { return nil }
         held.loop.wakeUp.serial = held[innermost].serial
         if wakeUpFlags.noted.load(ordering: .relaxed) { return nil }   // the noted one's wait takes it
         if isOwnerThread && !held[innermost].isHosted {
@@ -183,7 +193,8 @@ extension Loop {
             let frame = held.loop.innermostFrame
             let jobs = held.loop.queues.blocks.reduce(0) { $0 + ($1.job == nil ? 0 : 1) }
             let text = "sleeping=\(held.loop.sleeping) depth=\(held.loop.depth) run=\(held[frame].serial)"
-                + " ignoreWakeUps=\(held[frame].ignoresWakeUps) wakePending=\(wakeUpFlags.isPending)"
+                + " ignoreWakeUps=\(held[frame].ignoresWakeUps) pollingPass=\(frame.isPollingPass(held))"
+                + " wakePending=\(wakeUpFlags.isPending)"
                 + " wakeNoted=\(wakeUpFlags.isNoted) wakeSerial=\(held.loop.wakeUp.serial)"
                 + " wakeUpLost=\(wakeUpFlags.isLost) writesInFlight=\(wakeUpFlags.hasWritesInFlight)"
                 + " jobs=\(jobs) blocks=\(held.loop.queues.blocks.count - jobs)"
@@ -256,6 +267,24 @@ extension Loop {
         valueOrErrno("write(eventfd)") { rlk_eventfd_signal(descriptor.raw) }
             .reportingFailure(.systemCallFailed, "forcing a wake-up write")
     }
+}
+
+// MARK: W3's second window
+
+extension RunFrameHandle {
+    /// The pass performed a source0: its wait only polls. Loop thread, without the lock (the
+    /// top of this file says why that is safe, and why clearing is not).
+    @inline(__always)
+    func markPollingPass() { pollingPass.pointee.store(true, ordering: .relaxed) }
+
+    /// The window is open. With the lock held.
+    @inline(__always)
+    func isPollingPass(_ held: borrowing LoopLock.Held) -> Bool { pollingPass.pointee.load(ordering: .relaxed) }
+
+    /// Closes the window: a run's start, the critical section of a pass's exit checks. With the
+    /// lock held.
+    @inline(__always)
+    func endPollingPass(_ held: borrowing LoopLock.Held) { pollingPass.pointee.store(false, ordering: .relaxed) }
 }
 
 // MARK: The debug-build lost-wake-up detector
