@@ -89,6 +89,42 @@ struct WakeUpProtocolTests {
         #expect(sleeps.next() == 1, "the loop went to sleep between the two performs")
     }
 
+    /// The window belongs to the pass that performed: a run nested in the perform has a frame
+    /// of its own, whose wait may block, so a wake-up for it is written and ends that wait.
+    @Test("W3: a run nested in a source0's perform is woken by another thread's wakeUp()")
+    func nestedRunInAPerformIsWoken() throws {
+        let loop = Loop(clock: MonotonicClock.shared)
+        defer { loop.tearDown() }
+        let nested = Loop.Mode("nested-in-perform")
+        let writes = Locked<(before: UInt64?, after: UInt64?)>((nil, nil))
+        let results = Locked<(result: Loop.RunResult?, seconds: Double)>((nil, 0))
+        let inner = LoopSource(label: "inner") { loop.stop() }
+        loop.add(inner, mode: nested)
+        let outer = LoopSource(label: "outer") {
+            writes.withLock { $0.before = loop.wakeUpWriteCount }
+            let other = BackgroundThread {
+                guard loop.waitUntilWaiting(timeout: .seconds(10)) else { return }
+                inner.signal()
+                loop.wakeUp()
+            }
+            let start = MonotonicClock.shared.nowNanoseconds
+            let result = loop.run(mode: nested, timeout: 5)
+            let seconds = Double(MonotonicClock.shared.nowNanoseconds - start) / 1e9
+            other.join()
+            results.withLock { $0 = (result, seconds) }
+            writes.withLock { $0.after = loop.wakeUpWriteCount }
+        }
+        loop.add(outer, mode: .default)
+        outer.signal()
+        #expect(loop.run(mode: .default, timeout: 0) == .timedOut)
+        let (result, seconds) = results.withLock { $0 }
+        #expect(result == .stopped)
+        #expect(seconds < 2, "the nested run slept \(seconds) s of its 5 s timeout")
+        let counts = writes.withLock { $0 }
+        let before = try #require(counts.before), after = try #require(counts.after)
+        #expect(after == before + 1, "the wake-up for the nested run was not written")
+    }
+
     /// A hosted run keeps writing it (H3): its host may block before the loop looks again.
     @Test("H3: in a hosted run, a wakeUp() from another thread during a source0's perform is written")
     func wakeUpDuringAHostedPerformIsWritten() throws {
