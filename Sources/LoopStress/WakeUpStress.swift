@@ -14,8 +14,10 @@ import Glibc
 /// Timing is what finds such a bug. A producer thread hands each item over either right after
 /// the previous one ran (the loop is finishing its pass) or at the top of the loop's next pass
 /// (`passCount` moves), plus a random 0 to 511 spins: so the enqueues sweep the moments in which
-/// the loop decides whether to sleep. The actor path is issue 26's own harness: a task on the
-/// global executor awaiting an actor whose executor is the loop.
+/// the loop decides whether to sleep. On the source-signal path every other perform lingers
+/// after its item ran, so hand-overs also land inside a perform, where wake-ups are not written
+/// (W3's second window). The actor path is issue 26's own harness: a task on the global
+/// executor awaiting an actor whose executor is the loop.
 ///
 /// The loop thread is pinned to the last CPU and the producer thread to CPU 0 when there are
 /// two or more. Used by the `wakeup-stress` tool (release build, CI) and by the test suite.
@@ -120,6 +122,18 @@ package final class WakeUpStress: Sendable {
 
     private var gaveUp: Bool { stalls.withLock { $0.count > 1 } }
 
+    /// The signal path's perform, after the item ran: every other item stays in the perform for
+    /// 0 to 2,047 more spins (up to about two microseconds), so the next hand-over often lands
+    /// while the loop is still performing. From a pass's first perform, wake-ups are not written
+    /// (W3's second window, whose flag the loop sets without its lock): the stress sweeps that
+    /// window too, not only the moments the loop decides to sleep. Loop thread.
+    private func lingerInPerform() {
+        let count = completed.load(ordering: .relaxed)
+        guard count & 1 == 0 else { return }
+        var spins = Int(truncatingIfNeeded: (UInt64(count) &* 0x9E37_79B9_7F4A_7C15) >> 53)   // 0 to 2,047
+        while spins > 0 { spins = opaqueIncrement(spins) - 2 }
+    }
+
     /// The actor path: one call at a time from a task on the global executor.
     private func hopOntoActor(hops: Int, deadline: UInt64) async {
         let actor = LoopPinnedCounter(stress: self)
@@ -138,7 +152,10 @@ package final class WakeUpStress: Sendable {
             setupNotes.withLock { $0.append(failure) }
         }
         let loop = worker.loop
-        let source = LoopSource(label: "stress-source") { self.itemRan() }
+        let source = LoopSource(label: "stress-source") {
+            self.itemRan()
+            self.lingerInPerform()
+        }
         let port: LoopPortSource
         do {
             port = try LoopPortSource(label: "stress-port", capacity: 16) { _ in self.itemRan() }
