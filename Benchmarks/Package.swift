@@ -99,7 +99,7 @@ let package = Package(
             "LoopBenchmarks",
             libraries: ["RunLoopCore"],
             support: [
-                "CBenchSupport", "CLibuvPeer", "CGLibPeer", "BenchPasses", "ExecutorPeers",
+                "CBenchSupport", "CLibuvPeer", "CGLibPeer", "BenchPasses", "CFPasses", "ExecutorPeers",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -177,6 +177,15 @@ let package = Package(
             name: "pool-pairs",
             dependencies: [.product(name: "Autorelease", package: rootPackage), "BenchPasses", "CBenchSupport"],
             path: "Tools/PoolPairs"
+        ),
+        // The polling pass and its hooks on CFRunLoop, for the benchmarks and pass-pairs.
+        .target(name: "CFPasses", dependencies: ["BenchPasses"], path: "Support/CFPasses"),
+        // The polling pass against CFRunLoop and beside idle items, timed in pairs of chunks in
+        // both orders; Scripts/run-pass-pairs.sh.
+        .executableTarget(
+            name: "pass-pairs",
+            dependencies: ["BenchPasses", "CBenchSupport", "CFPasses"],
+            path: "Tools/PassPairs"
         ),
         // The due timer re-armed by the caller against libuv, timed in pairs of chunks in both
         // orders; Scripts/run-due-timer-pairs.sh.

@@ -16,7 +16,8 @@
 # 5. with --docs, replaces the generated block of Docs/Benchmarks.md with the tables, the
 #    machine, the load (uptime) before and after, the placement and the date;
 # 6. runs Scripts/run-main-loop.sh, Scripts/run-loop-scaling.sh, Scripts/run-round-trip-pairs.sh,
-#    Scripts/run-executor-pairs.sh, Scripts/run-due-timer-pairs.sh, Scripts/run-pool-pairs.sh
+#    Scripts/run-executor-pairs.sh, Scripts/run-pass-pairs.sh, Scripts/run-due-timer-pairs.sh,
+#    Scripts/run-pool-pairs.sh
 #    and Scripts/run-allocation-overhead.sh (with --docs, they
 #    update their own blocks; their tables also go to .build-results/paired/, for the
 #    thresholds of Scripts/check that name them);
@@ -80,6 +81,9 @@ if [ "$docs" = 1 ]; then Scripts/run-main-loop.sh --docs; else Scripts/run-main-
 if [ "$docs" = 1 ]; then Scripts/run-loop-scaling.sh --docs; else Scripts/run-loop-scaling.sh; fi
 if [ "$docs" = 1 ]; then Scripts/run-round-trip-pairs.sh --docs; else Scripts/run-round-trip-pairs.sh; fi
 if [ "$docs" = 1 ]; then Scripts/run-executor-pairs.sh --docs; else Scripts/run-executor-pairs.sh; fi
+# The polling pass against CFRunLoop and beside idle items, paired (their package-benchmark rows
+# time each side seconds apart, in the host's fast and slow periods alike).
+if [ "$docs" = 1 ]; then Scripts/run-pass-pairs.sh --docs; else Scripts/run-pass-pairs.sh; fi
 # The targets of issue 31, each against its peer in both orders.
 if [ "$docs" = 1 ]; then Scripts/run-due-timer-pairs.sh --docs; else Scripts/run-due-timer-pairs.sh; fi
 if [ "$docs" = 1 ]; then Scripts/run-pool-pairs.sh --docs; else Scripts/run-pool-pairs.sh; fi

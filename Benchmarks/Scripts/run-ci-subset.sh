@@ -4,7 +4,8 @@
 # Foundation RunLoop and SwiftNIO chain), the owned-reference autorelease and the empty push +
 # pop (ours, naive, GNUstep), and the 16- and 256-layer commits (ours, dirty list, naive), each
 # sampled 0.5 s in two rounds (ours first, then peers first), then run-all.sh's paired tools
-# (which judge the round trip, the re-armed due timer and the fresh-object pool targets), then
+# (which judge the round trip, the polling pass against CFRunLoop, idle items, the re-armed due
+# timer and the fresh-object pool targets), then
 # short runs of the service targets' tools, then the regression gate on what was measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."

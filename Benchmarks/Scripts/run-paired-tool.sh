@@ -13,7 +13,7 @@
 # processes' medians and their range), so no one process's layout decides a reading.
 #
 # The scripts that call it: run-loop-scaling.sh, run-round-trip-pairs.sh, run-executor-pairs.sh,
-# run-allocation-overhead.sh.
+# run-pass-pairs.sh, run-due-timer-pairs.sh, run-pool-pairs.sh, run-allocation-overhead.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 product="$1" script="$2" placement="$3"

@@ -14,10 +14,11 @@ import NIOPosix
 
 /// The state of a running chain. Written by the runner before it posts the first hop and read
 /// by the hops on NIO's thread afterwards (the post is the hand-over); the runner reads `hops`
-/// again only after the done eventfd.
+/// again only after the done eventfd. The counters are `@exclusivity(unchecked)`, as
+/// `calloutCount` is: the harness's counting, not the work.
 nonisolated(unsafe) var nioChainLoop: (any EventLoop)?
-nonisolated(unsafe) var nioHopsLeft = 0
-nonisolated(unsafe) var nioHops = 0
+@exclusivity(unchecked) nonisolated(unsafe) var nioHopsLeft = 0
+@exclusivity(unchecked) nonisolated(unsafe) var nioHops = 0
 nonisolated(unsafe) var nioChainDone: Int32 = -1
 
 /// One hop of an `execute` chain: count, then re-post itself or signal the end.

@@ -1,4 +1,6 @@
 import Benchmark
+import BenchPasses
+import CFPasses
 import CGLibPeer
 import CLibuvPeer
 import CoreFoundation
@@ -48,7 +50,7 @@ func registerPollingPass(hooks: Int, oncePerPass: Bool) {
     let callsPerHook = oncePerPass ? 1 : 4
     Benchmark("\(work) · Loop") { benchmark in
         let loop = Loop.current
-        let installed = installLoopHooks(hooks, oncePerPass: oncePerPass, on: loop)
+        let installed = installLoopHooks(hooks, oncePerPass: oncePerPass, on: loop) { hookCount &+= 1 }
         measurePasses(benchmark, "Loop polling pass", hooksPerPass: hooks * callsPerHook) {
             loop.perform(inMode: .default, label: "bench") { calloutCount &+= 1 }
             loop.run(mode: .default, timeout: 0)
@@ -58,7 +60,7 @@ func registerPollingPass(hooks: Int, oncePerPass: Bool) {
     Benchmark("\(work) · CFRunLoop") { benchmark in
         let runLoop = CFRunLoopGetCurrent()
         let mode = kCFRunLoopDefaultMode
-        let installed = installCFHooks(hooks, oncePerPass: oncePerPass)
+        let installed = installCFHooks(hooks, oncePerPass: oncePerPass) { hookCount &+= 1 }
         measurePasses(benchmark, "CFRunLoop polling pass", hooksPerPass: hooks * callsPerHook) {
             CFRunLoopPerformBlock(runLoop, mode) { calloutCount &+= 1 }
             _ = CFRunLoopRunInMode(mode, 0, false)

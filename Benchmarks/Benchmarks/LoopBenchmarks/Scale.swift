@@ -26,11 +26,6 @@ import Glibc
 // The items live in modes of their own ("scale …"), built once per process, so they never
 // reach the other benchmarks' default mode.
 
-/// The sizes the issue asks for.
-let idleSources0 = 10_000
-let idleFileSources = 10_000
-let armedTimers = 100_000
-
 /// Modes filled once per benchmark process and kept (one loop per thread: the runner's).
 nonisolated(unsafe) var filledScaleModes: Set<String> = []
 /// What the filled modes hold, kept alive for the process's lifetime.
@@ -61,11 +56,7 @@ func registerScaleBenchmarks() {
         let loop = Loop.current
         let mode = Loop.Mode("scale sources0")
         fillOnce(loop, mode) {
-            for index in 0..<idleSources0 {
-                let source = LoopSource(order: index % 7, label: "idle") { calloutCount &+= 1 }
-                loop.add(source, mode: mode)
-                scaleItems.append(source)
-            }
+            scaleItems += addIdleSources0(idleSources0Count, to: loop, mode: mode) { calloutCount &+= 1 }
         }
         measurePollingPasses(benchmark, loop, mode, "Loop pass beside idle source0s")
     }
@@ -81,16 +72,12 @@ func registerScaleBenchmarks() {
         let mode = Loop.Mode("scale fd sources")
         var refused = 0
         fillOnce(loop, mode) {
-            for _ in 0..<idleFileSources {
-                let fd = bench_eventfd()   // never written: never readable
-                guard fd >= 0 else { refused += 1; continue }
-                let source = LoopFileSource(fd: fd, events: .readable, label: "idle") { _ in calloutCount &+= 1 }
-                if loop.add(source, mode: mode) != .added { refused += 1 }
-                scaleItems.append(source)
-            }
+            let added = addIdleFileSources(idleFileSourcesCount, to: loop, mode: mode) { calloutCount &+= 1 }
+            scaleItems += added.sources
+            refused = added.refused
         }
         if refused > 0 {
-            benchmark.error("\(refused) of \(idleFileSources) idle fd sources could not be made or added (ulimit -n?)")
+            benchmark.error("\(refused) of \(idleFileSourcesCount) idle fd sources could not be made or added (ulimit -n?)")
             return
         }
         measurePollingPasses(benchmark, loop, mode, "Loop pass beside idle fd sources")
@@ -99,10 +86,7 @@ func registerScaleBenchmarks() {
         let loop = Loop.current
         let mode = Loop.Mode("scale one fd source")
         fillOnce(loop, mode) {
-            let fd = bench_eventfd()
-            let source = LoopFileSource(fd: fd, events: .readable, label: "idle") { _ in calloutCount &+= 1 }
-            loop.add(source, mode: mode)
-            scaleItems.append(source)
+            scaleItems += addIdleFileSources(1, to: loop, mode: mode) { calloutCount &+= 1 }.sources
         }
         measurePollingPasses(benchmark, loop, mode, "Loop pass beside one idle fd source")
     }
@@ -110,7 +94,7 @@ func registerScaleBenchmarks() {
     // epoll_wait, so its ratio is what the kernel adds for 10,000 registered descriptors.
     let uvFilesWork = "scale: libuv polling pass + 1 callout, 10,000 idle fds"
     Benchmark("\(uvFilesWork) · \(libuvBesideIdleFds)") { benchmark in
-        measureCPasses(benchmark, "libuv pass beside idle fds", create: { bench_uv_polling_idle_fds_create(Int32(idleFileSources)) },
+        measureCPasses(benchmark, "libuv pass beside idle fds", create: { bench_uv_polling_idle_fds_create(Int32(idleFileSourcesCount)) },
                        passes: { Int(bench_uv_passes($0, $1)) }, destroy: { bench_uv_destroy($0) })
     }
     Benchmark("\(uvFilesWork) · libuv, 1 idle fd") { benchmark in
@@ -120,47 +104,26 @@ func registerScaleBenchmarks() {
 
     // MARK: armed timers
 
-    /// Adds `armedTimers` timers due an hour or more from now, spread over a minute.
-    func armTimers(_ loop: Loop, _ mode: Loop.Mode) {
-        for index in 0..<armedTimers {
-            guard let timer = try? LoopTimer(after: .seconds(3600) + .microseconds(index * 600), clock: loop.clock,
-                                             label: "armed", { _ in calloutCount &+= 1 }) else { continue }
-            loop.add(timer, mode: mode)
-            scaleItems.append(timer)
-        }
-    }
-
     let timersWork = "scale: polling pass + 1 callout, 100,000 armed timers in the mode"
     Benchmark("\(timersWork) · Loop") { benchmark in
         let loop = Loop.current
         let mode = Loop.Mode("scale armed timers")
-        fillOnce(loop, mode) { armTimers(loop, mode) }
+        fillOnce(loop, mode) { scaleItems += armIdleTimers(armedTimersCount, on: loop, mode: mode) { calloutCount &+= 1 } }
         measurePollingPasses(benchmark, loop, mode, "Loop pass beside armed timers")
     }
     Benchmark("\(timersWork) · Loop, 1 armed timer in the mode") { benchmark in
         let loop = Loop.current
         let mode = Loop.Mode("scale one armed timer")
-        fillOnce(loop, mode) {
-            guard let timer = try? LoopTimer(after: .seconds(3600), clock: loop.clock, label: "armed",
-                                              { _ in calloutCount &+= 1 }) else { return }
-            loop.add(timer, mode: mode)
-            scaleItems.append(timer)
-        }
+        fillOnce(loop, mode) { scaleItems += armIdleTimers(1, on: loop, mode: mode) { calloutCount &+= 1 } }
         measurePollingPasses(benchmark, loop, mode, "Loop pass beside one armed timer")
     }
 
     let dueWork = "scale: due timer fires, 100,000 armed timers in the mode"
-    /// A repeating timer whose 1 ns interval makes it due again on every pass: both sides of
-    /// this row are the loop, so the library's own re-arm is the same work on each.
-    let alwaysDueInterval = 1e-9
     func measureDueTimer(_ benchmark: Benchmark, _ mode: Loop.Mode, armed: Bool) {
         let loop = Loop.current
         fillOnce(loop, mode) {
-            if armed { armTimers(loop, mode) }
-            guard let timer = try? LoopTimer(fireAt: loop.clock.now, interval: alwaysDueInterval, label: "bench",
-                                              { _ in calloutCount &+= 1 }) else { return }
-            loop.add(timer, mode: mode)
-            scaleItems.append(timer)
+            if armed { scaleItems += armIdleTimers(armedTimersCount, on: loop, mode: mode) { calloutCount &+= 1 } }
+            if let timer = addAlwaysDueTimer(to: loop, mode: mode, fire: { calloutCount &+= 1 }) { scaleItems.append(timer) }
         }
         measurePasses(benchmark, "Loop due timer\(armed ? " beside armed timers" : "")") {
             loop.run(mode: mode, timeout: 0)
@@ -177,10 +140,10 @@ func registerScaleBenchmarks() {
 
     let threadsWork = "scale: polling pass + 1 callout on CPU 0 while a second loop makes passes on CPU 1"
     Benchmark("\(threadsWork) · Loop") { benchmark in
-        measureLoopThread(benchmark, withNeighbour: true, makeRunner: loopPassRunner)
+        measureLoopThread(benchmark, withNeighbour: true, makeRunner: { loopPassRunner() })
     }
     Benchmark("\(threadsWork) · Loop, alone (CPU 0)") { benchmark in
-        measureLoopThread(benchmark, withNeighbour: false, makeRunner: loopPassRunner)
+        measureLoopThread(benchmark, withNeighbour: false, makeRunner: { loopPassRunner() })
     }
     // The same two settings on libuv, as its own work: how much a busy second CPU slows a
     // pass on this machine when the two loops share nothing at all.

@@ -1,14 +1,15 @@
 import Benchmark
-import CoreFoundation
-import Foundation
 import RunLoopCore
 
 /// Counts the callouts of the single-thread benchmarks. A global, so the callout closures
 /// capture nothing: a capture would add a context allocation to both sides of a comparison.
-/// Only the benchmark runner's thread touches it.
-nonisolated(unsafe) var calloutCount = 0
-/// Counts the hook callouts (observers) of the same benchmarks, for the same reason a global.
-nonisolated(unsafe) var hookCount = 0
+/// Only the benchmark runner's thread touches it. `@exclusivity(unchecked)`: the count is the
+/// harness's, not the work, and Swift's run-time exclusivity check on each access (about 5 ns)
+/// would land on the Swift sides only, the C peers counting with a plain add.
+@exclusivity(unchecked) nonisolated(unsafe) var calloutCount = 0
+/// Counts the hook callouts (observers) of the same benchmarks, for the same reasons a global
+/// and unchecked.
+@exclusivity(unchecked) nonisolated(unsafe) var hookCount = 0
 
 /// Passes run before the measured span, so first-use growth of buffers is not counted.
 let warmUpPasses = 32
@@ -32,49 +33,3 @@ func measurePasses(_ benchmark: Benchmark, _ what: String, hooksPerPass: Int = -
     }
 }
 
-/// The activities of hook `index` of a set called once per pass: half before the timers, half
-/// before the sources, as libuv's prepare and check handles run before and after its poll.
-func oncePerPassActivity(_ index: Int) -> Loop.Activity {
-    index % 2 == 0 ? .beforeTimers : .beforeSources
-}
-
-/// `count` observers on `loop`'s default mode: for every activity, or (`oncePerPass`) each for
-/// one activity a polling pass reaches once. Each call bumps `hookCount`.
-func installLoopHooks(_ count: Int, oncePerPass: Bool, on loop: Loop) -> [LoopObserver] {
-    let observers = (0..<count).map { index in
-        LoopObserver(activities: oncePerPass ? oncePerPassActivity(index) : .allActivities, label: "bench") { _, _ in
-            hookCount &+= 1
-        }
-    }
-    for observer in observers { loop.add(observer, mode: .default) }
-    return observers
-}
-
-func removeLoopHooks(_ observers: [LoopObserver], from loop: Loop) {
-    for observer in observers {
-        loop.remove(observer, mode: .default)
-        observer.invalidate()
-    }
-}
-
-/// The same hooks on CFRunLoop's current loop, default mode.
-func installCFHooks(_ count: Int, oncePerPass: Bool) -> [CFRunLoopObserver] {
-    let runLoop = CFRunLoopGetCurrent()
-    let observers = (0..<count).map { index in
-        let activities: CFRunLoopActivity = oncePerPass
-            ? (index % 2 == 0 ? .beforeTimers : .beforeSources) : .allActivities
-        return CFRunLoopObserverCreateWithHandler(kCFAllocatorDefault, activities.rawValue, true, 0) { _, _ in
-            hookCount &+= 1
-        }!
-    }
-    for observer in observers { CFRunLoopAddObserver(runLoop, observer, kCFRunLoopDefaultMode) }
-    return observers
-}
-
-func removeCFHooks(_ observers: [CFRunLoopObserver]) {
-    let runLoop = CFRunLoopGetCurrent()
-    for observer in observers {
-        CFRunLoopRemoveObserver(runLoop, observer, kCFRunLoopDefaultMode)
-        CFRunLoopObserverInvalidate(observer)
-    }
-}

@@ -1,4 +1,6 @@
 import Benchmark
+import BenchPasses
+import CFPasses
 import CGLibPeer
 import CLibuvPeer
 import CoreFoundation
@@ -104,7 +106,7 @@ func registerTimerBenchmarks(hooks: Int) {
             return
         }
         loop.add(timer, mode: .default)
-        let installed = installLoopHooks(hooks, oncePerPass: true, on: loop)
+        let installed = installLoopHooks(hooks, oncePerPass: true, on: loop) { hookCount &+= 1 }
         measurePasses(benchmark, "Loop due timer", hooksPerPass: hooks) {
             timer.setNextFireDate(pastDate)
             loop.run(mode: .default, timeout: 0)
@@ -121,7 +123,7 @@ func registerTimerBenchmarks(hooks: Int) {
             kCFAllocatorDefault, pastDate, neverDueByItself, 0, 0
         ) { _ in calloutCount &+= 1 }
         CFRunLoopAddTimer(runLoop, timer, mode)
-        let installed = installCFHooks(hooks, oncePerPass: true)
+        let installed = installCFHooks(hooks, oncePerPass: true) { hookCount &+= 1 }
         measurePasses(benchmark, "CFRunLoop due timer", hooksPerPass: hooks) {
             CFRunLoopTimerSetNextFireDate(timer, pastDate)
             _ = CFRunLoopRunInMode(mode, 0, false)

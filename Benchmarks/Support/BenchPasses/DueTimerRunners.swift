@@ -18,12 +18,7 @@ public func loopDueTimerRunner(hooks: Int) -> PassRunner? {
         return nil
     }
     loop.add(timer, mode: .default)
-    let observers = (0..<hooks).map { index in
-        LoopObserver(activities: index % 2 == 0 ? .beforeTimers : .beforeSources, label: "hook") { _, _ in
-            hookTally.count &+= 1
-        }
-    }
-    for observer in observers { loop.add(observer, mode: .default) }
+    let observers = installLoopHooks(hooks, oncePerPass: true, on: loop) { hookTally.count &+= 1 }
     return PassRunner(run: { passes in
         let before = tally.count, hooksBefore = hookTally.count
         for _ in 0..<passes {
@@ -33,10 +28,7 @@ public func loopDueTimerRunner(hooks: Int) -> PassRunner? {
         precondition(hookTally.count - hooksBefore == hooks * passes, "due timer: a hook missed a pass")
         return tally.count - before
     }, tearDown: {
-        for observer in observers {
-            loop.remove(observer, mode: .default)
-            observer.invalidate()
-        }
+        removeLoopHooks(observers, from: loop)
         loop.remove(timer, mode: .default)
         timer.invalidate()
     })

@@ -5,8 +5,10 @@ import CLibuvPeer
 import RunLoopCore
 
 /// Callouts made by one loop's measured blocks, which run on that loop's thread only.
+/// `@exclusivity(unchecked)`: the count is the harness's, not the work, and Swift's run-time
+/// exclusivity check on each access (about 5 ns) would land on the Swift side of a pair only.
 public final class CalloutTally: @unchecked Sendable {  // touched by one thread at a time: the loop's, or a reader after it joined
-    public var count = 0
+    @exclusivity(unchecked) public var count = 0
     public init() {}
 }
 
@@ -14,21 +16,30 @@ public final class CalloutTally: @unchecked Sendable {  // touched by one thread
 public struct PassRunner {
     public let run: (Int) -> Int
     public let tearDown: () -> Void
+
+    public init(run: @escaping (Int) -> Int, tearDown: @escaping () -> Void) {
+        self.run = run
+        self.tearDown = tearDown
+    }
 }
 
-/// A loop of the calling thread, each pass performing one block (made once: no context per pass).
-public func loopPassRunner() -> PassRunner? {
+/// A loop of the calling thread, each pass in `mode` performing one block (made once: no
+/// context per pass), with `hooks` observers for every activity in that mode; `run(n)` traps
+/// unless every hook ran 4 times a pass (entry, before timers, before sources, exit).
+public func loopPassRunner(hooks: Int = 0, mode: Loop.Mode = .default) -> PassRunner? {
     let loop = Loop.current
-    let tally = CalloutTally()
+    let tally = CalloutTally(), hookTally = CalloutTally()
     let bump: @Sendable () -> Void = { tally.count &+= 1 }
+    let observers = installLoopHooks(hooks, oncePerPass: false, on: loop, mode: mode) { hookTally.count &+= 1 }
     return PassRunner(run: { passes in
-        let before = tally.count
+        let before = tally.count, hooksBefore = hookTally.count
         for _ in 0..<passes {
-            loop.perform(inMode: .default, label: "bench", bump)
-            loop.run(mode: .default, timeout: 0)
+            loop.perform(inMode: mode, label: "bench", bump)
+            loop.run(mode: mode, timeout: 0)
         }
+        precondition(hookTally.count - hooksBefore == 4 * hooks * passes, "Loop polling pass: a hook missed a pass")
         return tally.count - before
-    }, tearDown: {})
+    }, tearDown: { removeLoopHooks(observers, from: loop, mode: mode) })
 }
 
 /// A libuv loop of the calling thread with an idle handle and no hooks (the polling pass peer).

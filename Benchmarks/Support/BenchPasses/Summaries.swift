@@ -17,9 +17,13 @@ public func nanosecondsText(_ value: Double) -> String {
     value >= 100 ? String(Int(value.rounded())) : String(Double(Int(value * 10)) / 10)
 }
 
-/// A ratio for a table cell, two decimals: "0.60×".
+/// A ratio for a table cell: two decimals ("0.60×"), three below 0.1 ("0.089×"), so a ratio
+/// judged against a limit of 0.1 keeps two significant digits.
 public func ratioText(_ value: Double) -> String {
-    let hundredths = Int((value * 100).rounded())
-    let fraction = hundredths % 100
-    return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)×"
+    let decimals = value < 0.1 ? 3 : 2
+    var scale = 1
+    for _ in 0..<decimals { scale *= 10 }
+    let units = Int((value * Double(scale)).rounded())
+    let fraction = String(units % scale)
+    return "\(units / scale).\(String(repeating: "0", count: decimals - fraction.count))\(fraction)×"
 }

@@ -109,7 +109,7 @@ let passes = arguments.count > 1 ? Int(arguments[1]) ?? 20_000 : 20_000
 func measureAll(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     guard bench_pin_current_thread(0) == 0 else { fatalError("loop-scaling: could not pin to CPU 0") }
     var rows: [String] = []
-    for (name, maker) in [("Loop", loopPassRunner as @Sendable () -> PassRunner?), ("libuv", libuvPassRunner)] {
+    for (name, maker) in [("Loop", { loopPassRunner() } as @Sendable () -> PassRunner?), ("libuv", libuvPassRunner)] {
         rows.append("| \(name) | \(measure(name, rounds: rounds, passes: passes, maker).tableCells) |")
     }
     print("""
