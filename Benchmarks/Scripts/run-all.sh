@@ -22,8 +22,8 @@
 #    update their own blocks; their tables also go to .build-results/paired/, for the
 #    thresholds of Scripts/check that name them);
 # 7. with --services, runs the service targets' tools too (issue 31 items 3 and 4, 15 to 40
-#    minutes here with the load): Scripts/many-sources-callgrind.sh, Scripts/run-many-connections.sh and
-#    Scripts/run-churn.sh; without it, their latest saved readings (save-readings.py) stand;
+#    minutes here with the load): Scripts/many-sources-callgrind.sh, Scripts/run-many-connections.sh,
+#    Scripts/run-registered-pairs.sh and Scripts/run-churn.sh; without it, their latest saved readings (save-readings.py) stand;
 # 8. runs Scripts/check on the whole run and, with --docs, writes the table of every target that
 #    opens Docs/Benchmarks.md (`Scripts/check --targets-md`), with the run's date, command,
 #    placement and load (the service targets' rows carry their own run's date and load).
@@ -91,7 +91,7 @@ if [ "$docs" = 1 ]; then Scripts/run-pool-pairs.sh --docs; else Scripts/run-pool
 if [ "$docs" = 1 ]; then Scripts/run-allocation-overhead.sh --docs; else Scripts/run-allocation-overhead.sh; fi
 # The service targets: many connections, the pass cost of many registered, churn (issue 31).
 if [ "$services" = 1 ]; then
-    for tool in many-sources-callgrind.sh run-many-connections.sh run-churn.sh; do
+    for tool in many-sources-callgrind.sh run-many-connections.sh run-registered-pairs.sh run-churn.sh; do
         if [ "$docs" = 1 ]; then "Scripts/$tool" --docs; else "Scripts/$tool"; fi
     done
 fi
@@ -105,7 +105,7 @@ if [ "$docs" = 1 ]; then
         echo "- command: \`$command\` (each paired tool's own command is in its block below)"
         echo "- load (uptime, 1 / 5 / 15 min): $(sed -n 's/^- load before (uptime): /before /p' "$out/header.md"); $(sed -n 's/^- load after (uptime): /after package-benchmark /p' "$out/header.md"); after the paired tools $load_end"
         echo "- placement: every process under \`taskset -c 0\`; each tool's threads pinned to CPU 0 (the loop-scaling neighbour to CPU 1)"
-        echo "- orders: every package-benchmark row in two rounds (ours first, then peers first), every paired tool alternating both orders; each reading is the worse order's"
+        echo "- orders: every package-benchmark row in $rounds rounds (alternately ours first and peers first), every paired tool alternating both orders; each reading is the worse order's"
         echo
         cat "$out/targets.md"
     } | python3 Scripts/replace-docs-block.py targets

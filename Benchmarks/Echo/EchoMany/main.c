@@ -17,41 +17,29 @@
 //     echo, close. The latency of one is from the connect call to the last byte of the reply.
 //     Afterwards it waits (up to 10 s) for the server's descriptors to come back.
 //
+//   echo-many pairs PORT_MANY PID_MANY PORT_FEW PID_FEW CONNECTIONS ACTIVE ROUNDS CHUNK_MS [--sources K]
+//     The CPU per request of a server holding CONNECTIONS connections against one holding ACTIVE,
+//     ACTIVE of each running, in chunks that alternate between the two servers (pairs.c).
+//
 // Prints one line of key=value pairs; exits 1 when an echo differs, a connection fails or the
 // server closes one, 2 on bad usage.
-#define _GNU_SOURCE
+#include "echo_many.h"
+
 #include <dirent.h>
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
-#ifndef IP_BIND_ADDRESS_NO_PORT
-#define IP_BIND_ADDRESS_NO_PORT 24
-#endif
-
-enum { MESSAGE = 64 };
-
-static long long now_ns(void) {
+long long now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-static void die(const char *what) {
+void die(const char *what) {
     fprintf(stderr, "echo-many: %s: %s\n", what, strerror(errno));
     exit(1);
 }
 
-static int compare_ll(const void *a, const void *b) {
+int compare_ll(const void *a, const void *b) {
     long long x = *(const long long *)a, y = *(const long long *)b;
     return x < y ? -1 : x > y;
 }
@@ -140,10 +128,11 @@ static long slab_kib(void) {
 
 // MARK: - sockets
 
-static int sources = 4, port = 0;
+int sources = 4;
+static int port = 0;
 
 /// A non-blocking socket from 127.0.0.(2 + index % sources), connecting to 127.0.0.1:port.
-static int open_client(long index) {
+int open_client(long index, int port) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) die("socket");
     int on = 1;
@@ -156,13 +145,13 @@ static int open_client(long index) {
     return fd;
 }
 
-static void watch(int epoll, int operation, int fd, uint32_t events, uint32_t index) {
+void watch(int epoll, int operation, int fd, uint32_t events, uint32_t index) {
     struct epoll_event event = {.events = events, .data.u32 = index};
     if (epoll_ctl(epoll, operation, fd, &event) != 0) die("epoll_ctl");
 }
 
-/// 0 once a non-blocking connect completed, or exits naming the error.
-static void check_connected(int fd, long index) {
+/// Returns once a non-blocking connect completed, or exits naming the error.
+void check_connected(int fd, long index) {
     int code = 0;
     socklen_t length = sizeof code;
     if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) != 0 || code != 0) {
@@ -171,13 +160,13 @@ static void check_connected(int fd, long index) {
     }
 }
 
-static void fill(unsigned char *message, unsigned long sequence, long index) {
+void fill(unsigned char *message, unsigned long sequence, long index) {
     for (int i = 0; i + 1 < MESSAGE; i++) message[i] = (unsigned char)('a' + ((unsigned long)i * 7 + sequence * 13 + (unsigned long)index) % 26);
     message[MESSAGE - 1] = '\n';
 }
 
 /// Sends all of `message` (64 bytes fit a fresh socket's buffer: a short send is an error here).
-static void send_all(int fd, const unsigned char *message) {
+void send_all(int fd, const unsigned char *message) {
     ssize_t n;
     do { n = send(fd, message, MESSAGE, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
     if (n != MESSAGE) die("send");
@@ -185,38 +174,24 @@ static void send_all(int fd, const unsigned char *message) {
 
 // MARK: - idle connections, a few active
 
-typedef struct {
-    int fd;
-    int state;                 // 0 connecting, 1 probe sent, 2 idle, 3 active
-    int received;
-    unsigned long sequence;
-    long long started_ns;
-    unsigned char *message;    // active ones only
-    unsigned char echo[MESSAGE];
-} idle_client;
-
-static int idle_mode(long count, long active, double seconds, long window) {
-    long rss_before = status_kib("VmRSS:"), fds_before = server_descriptors();
-    long pages_before = tcp_memory_pages(), slab_before = slab_kib();
-    int epoll = epoll_create1(EPOLL_CLOEXEC);
-    if (epoll < 0) die("epoll_create1");
-    idle_client *clients = calloc((size_t)count, sizeof *clients);
-    if (!clients) die("calloc");
+/// Connects clients[from..<to] to 127.0.0.1:port, at most `window` of them still connecting or
+/// waiting for their 1-byte probe's echo at a time, each proven served by that echo; each is
+/// left idle (state 2: registered in `epoll` for hang-ups only, its index as the event's data).
+/// Exits on a failed connect, a wrong echo, or 120 s without all of them served.
+void connect_clients(int epoll, idle_client *clients, long from, long to, int port, long window) {
     struct epoll_event events[512];
-
-    // Connect everyone, W at a time, each proven served by its probe's echo.
-    long next = 0, pending = 0, served = 0;
+    long next = from, pending = 0, served = 0, count = to - from;
     long long start = now_ns();
     while (served < count) {
-        while (pending < window && next < count) {
-            clients[next].fd = open_client(next);
+        while (pending < window && next < to) {
+            clients[next].fd = open_client(next, port);
             watch(epoll, EPOLL_CTL_ADD, clients[next].fd, EPOLLOUT, (uint32_t)next);
             next++;
             pending++;
         }
         if (now_ns() - start > 120000000000LL) {
             fprintf(stderr, "echo-many: only %ld of %ld connections served after 120 s\n", served, count);
-            return 1;
+            exit(1);
         }
         int ready = epoll_wait(epoll, events, 512, 100);
         if (ready < 0 && errno != EINTR) die("epoll_wait");
@@ -235,7 +210,7 @@ static int idle_mode(long count, long active, double seconds, long window) {
                 if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
                 if (n != 1 || probe != 'p') {
                     fprintf(stderr, "echo-many: connection %ld: no probe echo (%zd)\n", index, n);
-                    return 1;
+                    exit(1);
                 }
                 c->state = 2;
                 watch(epoll, EPOLL_CTL_MOD, c->fd, 0, (uint32_t)index);   // silent; hang-ups still reported
@@ -243,10 +218,24 @@ static int idle_mode(long count, long active, double seconds, long window) {
                 served++;
             } else {
                 fprintf(stderr, "echo-many: connection %ld: closed by the server while idle\n", index);
-                return 1;
+                exit(1);
             }
         }
     }
+}
+
+
+static int idle_mode(long count, long active, double seconds, long window) {
+    long rss_before = status_kib("VmRSS:"), fds_before = server_descriptors();
+    long pages_before = tcp_memory_pages(), slab_before = slab_kib();
+    int epoll = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll < 0) die("epoll_create1");
+    idle_client *clients = calloc((size_t)count, sizeof *clients);
+    if (!clients) die("calloc");
+    struct epoll_event events[512];
+
+    long long start = now_ns();
+    connect_clients(epoll, clients, 0, count, port, window);
     double accept_seconds = (now_ns() - start) / 1e9;
     long rss_connected = status_kib("VmRSS:"), fds_connected = server_descriptors();
     long pages_connected = tcp_memory_pages(), slab_connected = slab_kib();
@@ -339,12 +328,17 @@ static int idle_mode(long count, long active, double seconds, long window) {
     // a minute (tens of thousands of sockets whose timers and lookups the kernel serves while the
     // next server is measured, which slowed whichever server ran after another). A reset leaves
     // none, so each run starts from the same kernel state.
+    reset_clients(clients, 0, count);
+    return 0;
+}
+
+/// Closes clients[from..<to] with a reset (SO_LINGER 0), so none is left in TIME_WAIT.
+void reset_clients(idle_client *clients, long from, long to) {
     struct linger reset = {.l_onoff = 1, .l_linger = 0};
-    for (long index = 0; index < count; index++) {
+    for (long index = from; index < to; index++) {
         if (setsockopt(clients[index].fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset) != 0) die("setsockopt(SO_LINGER)");
         if (close(clients[index].fd) != 0 && errno != EINTR) die("close");
     }
-    return 0;
 }
 
 // MARK: - churn
@@ -376,7 +370,7 @@ static int churn_mode(long total, long concurrency) {
             if (slot->state != 0) continue;
             slot->index = started++;
             slot->started_ns = now_ns();
-            slot->fd = open_client(slot->index);
+            slot->fd = open_client(slot->index, port);
             slot->state = 1;
             slot->received = 0;
             watch(epoll, EPOLL_CTL_ADD, slot->fd, EPOLLOUT, (uint32_t)s);
@@ -436,10 +430,17 @@ static int churn_mode(long total, long concurrency) {
 int main(int argc, char **argv) {
     if (argc < 5) {
         fprintf(stderr, "usage: echo-many idle PORT CONNECTIONS ACTIVE SECONDS [--window W] [--sources K] [--server-pid PID]\n"
-                        "       echo-many churn PORT TOTAL CONCURRENCY [--sources K] [--server-pid PID]\n");
+                        "       echo-many churn PORT TOTAL CONCURRENCY [--sources K] [--server-pid PID]\n"
+                        "       echo-many pairs PORT_MANY PID_MANY PORT_FEW PID_FEW CONNECTIONS ACTIVE ROUNDS CHUNK_MS [--sources K]\n");
         return 2;
     }
+    struct rlimit limit;   // as many descriptors as the hard limit allows
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &limit);
+    }
     const char *mode = argv[1];
+    if (strcmp(mode, "pairs") == 0) return pairs_mode(argc, argv);
     port = atoi(argv[2]);
     int positional = strcmp(mode, "idle") == 0 ? 6 : 5;
     long window = 256;
@@ -450,11 +451,6 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "echo-many: unknown option %s\n", argv[i]); return 2; }
     }
     if (port <= 0 || sources < 1 || sources > 250 || window < 1) { fprintf(stderr, "echo-many: bad arguments\n"); return 2; }
-    struct rlimit limit;   // as many descriptors as the hard limit allows
-    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-        limit.rlim_cur = limit.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &limit);
-    }
     if (strcmp(mode, "idle") == 0 && argc >= 6) {
         long count = atol(argv[3]), active = atol(argv[4]);
         double seconds = atof(argv[5]);
