@@ -43,6 +43,7 @@ void fill(unsigned char *message, unsigned long sequence, long index);
 void send_all(int fd, const unsigned char *message);
 void connect_clients(int epoll, idle_client *clients, long from, long to, int port, long window);
 void reset_clients(idle_client *clients, long from, long to);
+int receive_echo(idle_client *c, long index);
 
 /// `echo-many pairs …` (pairs.c); argv as main's.
 int pairs_mode(int argc, char **argv);

@@ -225,6 +225,33 @@ void connect_clients(int epoll, idle_client *clients, long from, long to, int po
 }
 
 
+/// Reads what `c`'s echo has ready. Returns 1 once all MESSAGE bytes arrived and match the
+/// request (`received` is reset for the next), 0 when more is to come. Exits when the
+/// connection is not active (the server closed an idle one), closed, failed or echoed wrong.
+int receive_echo(idle_client *c, long index) {
+    if (c->state != 3) {
+        fprintf(stderr, "echo-many: connection %ld: closed by the server while idle\n", index);
+        exit(1);
+    }
+    for (;;) {
+        ssize_t n = recv(c->fd, c->echo + c->received, (size_t)(MESSAGE - c->received), 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return 0;
+        if (n <= 0) {
+            fprintf(stderr, "echo-many: active connection %ld closed or failed\n", index);
+            exit(1);
+        }
+        c->received += (int)n;
+        if (c->received < MESSAGE) continue;
+        if (memcmp(c->echo, c->message, MESSAGE) != 0) {
+            fprintf(stderr, "echo-many: connection %ld: the echo differs\n", index);
+            exit(1);
+        }
+        c->received = 0;
+        return 1;
+    }
+}
+
 static int idle_mode(long count, long active, double seconds, long window) {
     long rss_before = status_kib("VmRSS:"), fds_before = server_descriptors();
     long pages_before = tcp_memory_pages(), slab_before = slab_kib();
@@ -272,40 +299,20 @@ static int idle_mode(long count, long active, double seconds, long window) {
         for (int e = 0; e < ready; e++) {
             long index = events[e].data.u32;
             idle_client *c = &clients[index];
-            if (c->state != 3) {
-                fprintf(stderr, "echo-many: connection %ld: closed by the server while idle\n", index);
-                return 1;
+            if (!receive_echo(c, index)) continue;
+            long long done = now_ns();
+            if (c->started_ns >= measure_from && done < end) {
+                requests++;
+                if (samples == capacity) {
+                    capacity *= 2;
+                    latencies = realloc(latencies, capacity * sizeof(long long));
+                    if (!latencies) die("realloc");
+                }
+                latencies[samples++] = done - c->started_ns;
             }
-            for (;;) {
-                ssize_t n = recv(c->fd, c->echo + c->received, (size_t)(MESSAGE - c->received), 0);
-                if (n < 0 && errno == EINTR) continue;
-                if (n < 0 && errno == EAGAIN) break;
-                if (n <= 0) {
-                    fprintf(stderr, "echo-many: active connection %ld closed or failed\n", index);
-                    return 1;
-                }
-                c->received += (int)n;
-                if (c->received < MESSAGE) continue;
-                if (memcmp(c->echo, c->message, MESSAGE) != 0) {
-                    fprintf(stderr, "echo-many: connection %ld: the echo differs\n", index);
-                    return 1;
-                }
-                long long done = now_ns();
-                if (c->started_ns >= measure_from && done < end) {
-                    requests++;
-                    if (samples == capacity) {
-                        capacity *= 2;
-                        latencies = realloc(latencies, capacity * sizeof(long long));
-                        if (!latencies) die("realloc");
-                    }
-                    latencies[samples++] = done - c->started_ns;
-                }
-                c->received = 0;
-                fill(c->message, ++c->sequence, index);
-                c->started_ns = done;
-                send_all(c->fd, c->message);
-                break;
-            }
+            fill(c->message, ++c->sequence, index);
+            c->started_ns = done;
+            send_all(c->fd, c->message);
         }
     }
     cpu_times times_to = server_cpu();

@@ -65,35 +65,15 @@ static double run_chunk(int epoll, idle_client *clients, const server_side *side
         for (int e = 0; e < ready; e++) {
             long index = events[e].data.u32;
             idle_client *c = &clients[index];
-            if (c->state != 3) {
-                fprintf(stderr, "echo-many: connection %ld: closed by the server while idle\n", index);
-                exit(1);
-            }
-            for (;;) {
-                ssize_t n = recv(c->fd, c->echo + c->received, (size_t)(MESSAGE - c->received), 0);
-                if (n < 0 && errno == EINTR) continue;
-                if (n < 0 && errno == EAGAIN) break;
-                if (n <= 0) {
-                    fprintf(stderr, "echo-many: active connection %ld closed or failed\n", index);
-                    exit(1);
-                }
-                c->received += (int)n;
-                if (c->received < MESSAGE) continue;
-                if (memcmp(c->echo, c->message, MESSAGE) != 0) {
-                    fprintf(stderr, "echo-many: connection %ld: the echo differs\n", index);
-                    exit(1);
-                }
-                if (cpu_from >= 0 && cpu_to < 0) requests++;
-                c->received = 0;
-                if (cpu_to < 0) {
-                    fill(c->message, ++c->sequence, index);
-                    send_all(c->fd, c->message);
-                } else {
-                    c->state = 2;
-                    watch(epoll, EPOLL_CTL_MOD, c->fd, 0, (uint32_t)index);   // idle again; hang-ups still reported
-                    outstanding--;
-                }
-                break;
+            if (!receive_echo(c, index)) continue;
+            if (cpu_from >= 0 && cpu_to < 0) requests++;
+            if (cpu_to < 0) {
+                fill(c->message, ++c->sequence, index);
+                send_all(c->fd, c->message);
+            } else {
+                c->state = 2;
+                watch(epoll, EPOLL_CTL_MOD, c->fd, 0, (uint32_t)index);   // idle again; hang-ups still reported
+                outstanding--;
             }
         }
     }

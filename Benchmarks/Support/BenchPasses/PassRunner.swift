@@ -23,6 +23,18 @@ public struct PassRunner {
     }
 }
 
+extension PassRunner {
+    /// Nanoseconds per pass of `count` passes; traps, naming `tool` and `name`, unless each
+    /// pass made one callout.
+    public func timed(_ count: Int, tool: String, _ name: String) -> Double {
+        let start = monotonicNanoseconds()
+        let callouts = run(count)
+        let elapsed = monotonicNanoseconds() - start
+        guard callouts == count else { fatalError("\(tool): \(name) made \(callouts) callouts in \(count) passes") }
+        return Double(elapsed) / Double(count)
+    }
+}
+
 /// A loop of the calling thread, each pass in `mode` performing one block (made once: no
 /// context per pass), with `hooks` observers for every activity in that mode; `run(n)` traps
 /// unless every hook ran 4 times a pass (entry, before timers, before sources, exit).

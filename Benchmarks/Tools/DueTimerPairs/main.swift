@@ -14,14 +14,6 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let rounds = arguments.count > 0 ? Int(arguments[0]) ?? 200 : 200
 let passes = arguments.count > 1 ? Int(arguments[1]) ?? 20_000 : 20_000
 
-/// ns per pass of `count` passes; traps unless each pass fired the timer once.
-func timedPasses(_ runner: PassRunner, _ count: Int, _ name: String) -> Double {
-    let start = monotonicNanoseconds()
-    let callouts = runner.run(count)
-    let elapsed = monotonicNanoseconds() - start
-    guard callouts == count else { fatalError("due-timer-pairs: \(name) fired \(callouts) times in \(count) passes") }
-    return Double(elapsed) / Double(count)
-}
 
 /// The measuring thread: a pthread pinned to CPU 0, so `Loop.current` is a loop of its own
 /// thread, not `Loop.main`.
@@ -32,10 +24,10 @@ func measureAll(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
         guard let loop = loopDueTimerRunner(hooks: hooks), let libuv = libuvDueTimerRunner(hooks: hooks) else {
             fatalError("due-timer-pairs: set-up failed with \(hooks) hooks")
         }
-        _ = timedPasses(loop, passes / 10, "Loop")
-        _ = timedPasses(libuv, passes / 10, "libuv")
-        let pairs = PairedChunks(rounds: rounds, baseline: { timedPasses(libuv, passes, "libuv") },
-                                 measured: { timedPasses(loop, passes, "Loop") })
+        _ = loop.timed(passes / 10, tool: "due-timer-pairs", "Loop")
+        _ = libuv.timed(passes / 10, tool: "due-timer-pairs", "libuv")
+        let pairs = PairedChunks(rounds: rounds, baseline: { libuv.timed(passes, tool: "due-timer-pairs", "libuv") },
+                                 measured: { loop.timed(passes, tool: "due-timer-pairs", "Loop") })
         loop.tearDown()
         libuv.tearDown()
         let hookText = hooks == 0 ? "0 hooks" : "\(hooks) hooks, each called once per pass"

@@ -74,25 +74,17 @@ final class Neighbour: @unchecked Sendable {  // fields are atomics or set befor
     }
 }
 
-/// ns per pass of `passes` passes, exiting unless each made one callout.
-func timedPasses(_ maker: PassRunner, _ passes: Int, _ name: String) -> Double {
-    let start = monotonicNanoseconds()
-    let callouts = maker.run(passes)
-    let elapsed = monotonicNanoseconds() - start
-    guard callouts == passes else { fatalError("loop-scaling: \(name) made \(callouts) callouts in \(passes) passes") }
-    return Double(elapsed) / Double(passes)
-}
 
 /// Alternates chunks alone and beside a busy neighbour of the same kind on the calling thread.
 func measure(_ name: String, rounds: Int, passes: Int, _ makeRunner: @escaping @Sendable () -> PassRunner?) -> PairedChunks {
     let neighbour = Neighbour(makeRunner)
     guard let maker = makeRunner() else { fatalError("loop-scaling: \(name) could not be set up") }
     defer { maker.tearDown() }
-    _ = timedPasses(maker, passes, name)
-    let result = PairedChunks(rounds: rounds, baseline: { timedPasses(maker, passes, name) }, measured: {
+    _ = maker.timed(passes, tool: "loop-scaling", name)
+    let result = PairedChunks(rounds: rounds, baseline: { maker.timed(passes, tool: "loop-scaling", name) }, measured: {
         neighbour.start()
         defer { neighbour.park() }
-        return timedPasses(maker, passes, name)
+        return maker.timed(passes, tool: "loop-scaling", name)
     })
     neighbour.finish()
     let failed = neighbour.failures.load(ordering: .relaxed)

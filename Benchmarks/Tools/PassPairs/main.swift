@@ -34,22 +34,14 @@ let passes = arguments.count > 1 ? Int(arguments[1]) ?? 20_000 : 20_000
 /// CFRunLoop's pass is about ten times the loop's: a tenth of the passes keeps its chunks as short.
 let cfPasses = max(1, passes / 10)
 
-/// ns per pass of `count` passes; traps unless each pass made one callout.
-func timedPasses(_ runner: PassRunner, _ count: Int, _ name: String) -> Double {
-    let start = monotonicNanoseconds()
-    let callouts = runner.run(count)
-    let elapsed = monotonicNanoseconds() - start
-    guard callouts == count else { fatalError("pass-pairs: \(name) made \(callouts) callouts in \(count) passes") }
-    return Double(elapsed) / Double(count)
-}
 
 /// The paired chunks of `baseline` and `measured`, after a warm-up chunk of each.
 func pairChunks(baseline: PassRunner, _ baselineName: String, baselinePasses: Int,
                 measured: PassRunner, _ measuredName: String) -> PairedChunks {
-    _ = timedPasses(baseline, baselinePasses / 10 + 1, baselineName)
-    _ = timedPasses(measured, passes / 10 + 1, measuredName)
-    return PairedChunks(rounds: rounds, baseline: { timedPasses(baseline, baselinePasses, baselineName) },
-                        measured: { timedPasses(measured, passes, measuredName) })
+    _ = baseline.timed(baselinePasses / 10 + 1, tool: "pass-pairs", baselineName)
+    _ = measured.timed(passes / 10 + 1, tool: "pass-pairs", measuredName)
+    return PairedChunks(rounds: rounds, baseline: { baseline.timed(baselinePasses, tool: "pass-pairs", baselineName) },
+                        measured: { measured.timed(passes, tool: "pass-pairs", measuredName) })
 }
 
 /// The rows against CFRunLoop: 0, 2 and 8 observers for every activity on both sides.
