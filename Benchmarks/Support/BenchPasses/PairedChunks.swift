@@ -1,61 +1,54 @@
-// Timing in pairs: a baseline chunk and a measured chunk a few milliseconds apart, round after
-// round, in an order that alternates. The host slows this VM's vCPU for seconds at a time, so
-// only chunks taken milliseconds apart compare; the median of many per-round ratios cancels that
-// drift (Benchmarks/NOTES.md, "Loops on two CPUs"). The rounds of each order are summarised
-// apart and the worse order's median is the reading: a work that gains from running second
-// (warm caches, a heap its partner left behind) cannot hide behind the other order.
+// Timing in pairs: a baseline chunk and a measured chunk a few milliseconds apart, over and
+// over. The host slows this VM's vCPU for seconds at a time, so only chunks taken milliseconds
+// apart compare; the median of many per-pair ratios cancels that drift (Benchmarks/NOTES.md,
+// "Loops on two CPUs"). The chunks alternate strictly, baseline, measured, baseline, …,
+// baseline, so every chunk follows one of the other side's: each measured chunk pairs with the
+// baseline chunk before it (baseline first) and the one after it (measured first). The two
+// orders are summarised apart and the worse order's median is the reading: a work that gains
+// from running second (warm caches, a heap its partner left behind) cannot hide behind the other
+// order. (An earlier schedule swapped the order every other round, A B, B A, …: both chunks of a
+// round then follow the same side, and with two servers that made the orders differ by 0.4×;
+// NOTES.md, "CPU per request with many registered, timed in pairs".)
 
 import RunLoopCore
 
 /// Nanoseconds on the loop's monotonic clock, for the tools' chunk timings.
 public func monotonicNanoseconds() -> UInt64 { MonotonicClock.shared.now.nanoseconds }
 
-/// The chunks of a paired measurement, round by round: each chunk's time per unit, and each
-/// round's measured chunk divided by its baseline chunk.
+/// The chunks of a paired measurement: each chunk's time per unit, and each measured chunk
+/// divided by the baseline chunk before it and by the one after it.
 public struct PairedChunks {
     public private(set) var baseline: [Double] = []
     public private(set) var measured: [Double] = []
-    public private(set) var ratios: [Double] = []
-    /// The ratios of the rounds that timed the measured chunk first, and of those that timed
-    /// the baseline first.
+    /// Each measured chunk over the baseline chunk after it, and over the one before it.
     public private(set) var measuredFirstRatios: [Double] = []
     public private(set) var baselineFirstRatios: [Double] = []
 
-    /// Runs `rounds` rounds of one `baseline` and one `measured` chunk (each returns its time
-    /// per unit), the baseline first in even rounds and second in odd ones.
+    /// Times `rounds` measured chunks between `rounds + 1` baseline chunks, alternating (each
+    /// closure returns its chunk's time per unit).
     public init(rounds: Int, baseline runBaseline: () -> Double, measured runMeasured: () -> Double) {
-        for round in 0..<rounds {
-            let baselineTime: Double, measuredTime: Double
-            if PairedChunks.baselineFirst(inRound: round) {
-                baselineTime = runBaseline()
-                measuredTime = runMeasured()
-            } else {
-                measuredTime = runMeasured()
-                baselineTime = runBaseline()
-            }
-            append(baseline: baselineTime, measured: measuredTime)
+        append(baseline: runBaseline())
+        for _ in 0..<rounds {
+            append(measured: runMeasured())
+            append(baseline: runBaseline())
         }
     }
 
-    /// No rounds yet: for a tool whose chunks are async, which runs its own rounds in the order
-    /// `baselineFirst(inRound:)` gives and `append`s each.
+    /// No chunks yet: for a tool whose chunks are async, which times them itself, alternating,
+    /// a baseline chunk first and last, and `append`s each as it is timed.
     public init() {}
 
-    /// Whether round `round` times its baseline chunk first (even rounds) or second.
-    public static func baselineFirst(inRound round: Int) -> Bool { round % 2 == 0 }
+    /// Records the next baseline chunk's time per unit; it pairs with the measured chunk before it.
+    public mutating func append(baseline time: Double) {
+        if let last = measured.last, baseline.count == measured.count { measuredFirstRatios.append(last / time) }
+        baseline.append(time)
+    }
 
-    /// Records the next round's chunk times (per unit), timed in the order
-    /// `baselineFirst(inRound:)` gives for that round.
-    public mutating func append(baseline baselineTime: Double, measured measuredTime: Double) {
-        let ratio = measuredTime / baselineTime
-        if PairedChunks.baselineFirst(inRound: ratios.count) {
-            baselineFirstRatios.append(ratio)
-        } else {
-            measuredFirstRatios.append(ratio)
-        }
-        baseline.append(baselineTime)
-        measured.append(measuredTime)
-        ratios.append(ratio)
+    /// Records the next measured chunk's time per unit; it pairs with the baseline chunk before it.
+    public mutating func append(measured time: Double) {
+        precondition(baseline.count == measured.count + 1, "PairedChunks: a measured chunk must follow a baseline chunk")
+        baselineFirstRatios.append(time / baseline[baseline.count - 1])
+        measured.append(time)
     }
 
     /// The ratios of the order whose median is higher (the worse one for the measured side).

@@ -1,7 +1,7 @@
 // The due timer re-armed by the caller against libuv (issue 31, item 2: with 2 hooks ≤ 0.8×
 // libuv), timed in pairs of chunks milliseconds apart on one thread pinned to CPU 0: chunks of
-// passes through libuv's loop and through a loop of the thread alternate, libuv first in even
-// rounds and second in odd ones; each row reports both orders' medians and the worse order's
+// passes through libuv's loop and through a loop of the thread alternate strictly, libuv's first
+// and last; each row reports both orders' medians and the worse order's
 // (Support/BenchPasses/PairedChunks.swift).
 //
 //   due-timer-pairs [rounds] [passes per chunk]      (default 200 rounds × 2 chunks of 20,000)

@@ -62,17 +62,12 @@ func pairs(of work: ExecutorWork) async -> PairedChunks {
     }
     await work.run(onLoop, warmUpRoundTrips)
     await work.run(onNIO, warmUpRoundTrips)
+    // Strictly alternating chunks, SwiftNIO's first and last (PairedChunks).
     var result = PairedChunks()
-    for round in 0..<rounds {
-        let nio: Double, loop: Double
-        if PairedChunks.baselineFirst(inRound: round) {
-            nio = await timed(work, on: onNIO, perChunk)
-            loop = await timed(work, on: onLoop, perChunk)
-        } else {
-            loop = await timed(work, on: onLoop, perChunk)
-            nio = await timed(work, on: onNIO, perChunk)
-        }
-        result.append(baseline: nio, measured: loop)
+    result.append(baseline: await timed(work, on: onNIO, perChunk))
+    for _ in 0..<rounds {
+        result.append(measured: await timed(work, on: onLoop, perChunk))
+        result.append(baseline: await timed(work, on: onNIO, perChunk))
     }
     return result
 }

@@ -10,9 +10,9 @@
 // package-benchmark times each side in a process of its own, seconds apart, and this VM's vCPU
 // runs about 40% slower for seconds at a time (Tools/LoopScaling/main.swift): its rows read
 // either side in either speed, and the worse of its two orders often caught the loop slow. Here
-// the two sides' chunks alternate milliseconds apart on one thread pinned to CPU 0, the peer's
-// first in even rounds and second in odd ones; each row reports both orders' medians of the
-// per-round ratios and the worse order's (Support/BenchPasses/PairedChunks.swift). Every chunk
+// the two sides' chunks alternate strictly, milliseconds apart, on one thread pinned to CPU 0,
+// the peer's first and last; each row reports both orders' medians of the per-pair ratios and
+// the worse order's (Support/BenchPasses/PairedChunks.swift). Every chunk
 // traps unless each pass made its one callout (and every hook ran at each activity).
 //
 // The idle items' modes and the modes without them are modes of one loop, so both sides share

@@ -5,10 +5,10 @@
 // package-benchmark rows run seconds apart.
 //
 // A runner thread pinned to CPU 0 makes chunks of round trips, alternately through a peer and
-// through a loop (a source0 signalled and the loop woken), the loop first in odd rounds and
-// second in even ones; every responder is pinned to CPU 0 too. Each round gives one ratio, loop
-// chunk ÷ peer chunk; each row reports the median of each order's ratios and the worse order's
-// median with its quartiles. The last row repeats the peer with the highest ratio: the fastest
+// through a loop (a source0 signalled and the loop woken), strictly alternating, the peer's
+// first and last; every responder is pinned to CPU 0 too. Each loop chunk gives two ratios, over
+// the peer chunk before it and over the one after it; each row reports the median of each
+// order's ratios and the worse order's median with its quartiles. The last row repeats the peer with the highest ratio: the fastest
 // peer of the run, the bar of the target.
 //
 //   round-trip-pairs [rounds] [round trips per chunk]      (default 200 rounds × 400)
