@@ -12,8 +12,8 @@
 // either side in either speed, and the worse of its two orders often caught the loop slow. Here
 // the two sides' chunks alternate strictly, milliseconds apart, on one thread pinned to CPU 0,
 // the peer's first and last; each row reports both orders' medians of the per-pair ratios and
-// the worse order's (Support/BenchPasses/PairedChunks.swift). Every chunk
-// traps unless each pass made its one callout (and every hook ran at each activity).
+// the worse order's (Support/BenchPasses/PairedChunks.swift). Every chunk traps unless each
+// pass made its one callout (and every hook ran at each activity).
 //
 // The idle items' modes and the modes without them are modes of one loop, so both sides share
 // the loop and the process: each mode has its own epoll set and timer queue, so a pass in one
@@ -33,7 +33,6 @@ let rounds = arguments.count > 0 ? Int(arguments[0]) ?? 200 : 200
 let passes = arguments.count > 1 ? Int(arguments[1]) ?? 20_000 : 20_000
 /// CFRunLoop's pass is about ten times the loop's: a tenth of the passes keeps its chunks as short.
 let cfPasses = max(1, passes / 10)
-
 
 /// The paired chunks of `baseline` and `measured`, after a warm-up chunk of each.
 func pairChunks(baseline: PassRunner, _ baselineName: String, baselinePasses: Int,
