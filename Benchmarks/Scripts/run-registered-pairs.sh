@@ -5,9 +5,9 @@
 #
 #   Scripts/run-registered-pairs.sh [--docs] [--connections N] [--rounds R] [--chunk-ms MS]
 #
-# 1. builds runloopkit-echo (Examples/EchoService), nio-echo, uv-echo and echo-many (release); raises `ulimit -n`
-#    to the hard limit; N defaults to what it leaves the client, which holds both servers'
-#    clients (18,000 of a hard limit of 20,000);
+# 1. builds runloopkit-echo (Examples/EchoService), nio-echo, uv-echo and echo-many (release);
+#    raises `ulimit -n` to the hard limit; N defaults to what it leaves the client, which holds
+#    both servers' clients (18,000 of a hard limit of 20,000), and must be at least 2,000;
 # 2. for runloopkit-echo (its defaults, idle timers on), then SwiftNIO's and libuv's echo as the
 #    machine's reference: starts two fresh instances of the server under `taskset -c 0`;
 #    `echo-many pairs` under `taskset -c 1` connects N clients to the first and 1,000 to the
@@ -44,11 +44,18 @@ if [ -z "$connections" ]; then
     connections=$(( (hard - active - 1000) / 1000 * 1000 ))
     [ "$connections" -gt 100000 ] && connections=100000
 fi
+if [ "$connections" -lt $((2 * active)) ]; then
+    echo "run-registered-pairs.sh: $connections connections are too few beside $active (ulimit -Hn = $hard): the client needs about $((3 * active + 1000)) descriptors" >&2
+    exit 2
+fi
 source Scripts/echo-servers.sh
 grouped() { python3 -c "print(f'{$1:,}')"; }   # 18000 -> 18,000
 
 load_before=$(uptime | sed 's/.*load average: //')
 : > "$out/results.txt"
+many_pid="" few_pid=""
+# No server outlives the script, however it ends.
+trap '[ -n "$many_pid" ] && stop_server "$many_pid"; [ -n "$few_pid" ] && stop_server "$few_pid"' EXIT
 for server in loop nio uv; do
     start_server "$server" many
     many_pid=$server_pid many_port=$port
@@ -56,9 +63,10 @@ for server in loop nio uv; do
     few_pid=$server_pid few_port=$port
     line=$(taskset -c 1 "$bench_bin/echo-many" pairs "$many_port" "$many_pid" "$few_port" "$few_pid" \
         "$connections" "$active" "$rounds" "$chunk_ms" --sources 4) \
-        || { stop_server "$many_pid"; stop_server "$few_pid"; echo "run-registered-pairs.sh: echo-many pairs failed against $server" >&2; exit 1; }
+        || { echo "run-registered-pairs.sh: echo-many pairs failed against $server" >&2; exit 1; }
     stop_server "$many_pid"
     stop_server "$few_pid"
+    many_pid="" few_pid=""
     echo "$server $line" >> "$out/results.txt"
 done
 load_after=$(uptime | sed 's/.*load average: //')
