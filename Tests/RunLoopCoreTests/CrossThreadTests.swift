@@ -116,8 +116,8 @@ struct CrossThread {
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "X"])
     }
 
-    @Test("T6 L-g: a timer added while the loop sleeps wakes it on time, with no extra cycle")
-    func timerAddedWhileAsleep() throws {
+    @Test("T6 L-g: a timer added while the loop waits wakes it on time, with no extra cycle")
+    func timerAddedWhileTheLoopWaits() throws {
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
         let trace = tracing(loop)
@@ -161,8 +161,8 @@ struct CrossThread {
         #expect(loop.passCount - passes == 3)
     }
 
-    @Test("S5: a source added and signalled while the loop sleeps, then wakeUp")
-    func sourceAddedWhileAsleep() {
+    @Test("S5: a source added and signalled while the loop waits, then wakeUp")
+    func sourceAddedWhileTheLoopWaits() {
         let loop = Loop(clock: MonotonicClock.shared)
         defer { loop.tearDown() }
         let trace = tracing(loop)

@@ -45,11 +45,27 @@ enum ProgramStack {
 /// backtrace, symbolicated, that is not the Swift runtime, a thunk, compiler-generated code or
 /// RunLoopKit's own sources, written `file:line:column` (`file:line` where the frame has no
 /// column) relative to the working directory.
-struct StartingPlaces {
+///
+/// One is made for each test's report and asked once per finding. It remembers the place of
+/// each stack it has seen: symbolication reads the debug line tables for every frame (about
+/// 30 ms a frame in a debug build), and the stacks of one test repeat (the 16 sleeps kept from a
+/// polling loop have one stack), so one symbolication serves them all.
+final class StartingPlaces {
     private let workingDirectory: String? = StartingPlaces.currentDirectory()
+    /// Each stack's place (nil: none found), keyed by the stack's addresses.
+    private var placesByStack: [[Backtrace.Address]: String?] = [:]
 
     func place(in backtrace: Backtrace?) -> String? {
-        guard let backtrace, let symbolicated = backtrace.symbolicated() else { return nil }
+        guard let backtrace else { return nil }
+        let stack = backtrace.frames.map(\.originalProgramCounter)
+        if let known = placesByStack[stack] { return known }
+        let place = firstPlaceOfTheProgram(in: backtrace)
+        placesByStack[stack] = place
+        return place
+    }
+
+    private func firstPlaceOfTheProgram(in backtrace: Backtrace) -> String? {
+        guard let symbolicated = backtrace.symbolicated() else { return nil }
         for frame in symbolicated.frames {
             guard !frame.isSwiftThunk, let location = frame.symbol?.sourceLocation, !location.path.isEmpty,
                   !location.path.contains("<compiler-generated>"), !Self.isToolkit(location.path) else { continue }

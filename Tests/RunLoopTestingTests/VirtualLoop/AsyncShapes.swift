@@ -3,6 +3,8 @@
 // package Comparisons/AsyncTestClocks runs this same file (a symbolic link) beside the same
 // shapes written for swift-clocks' TestClock. Each returns what it saw; a run fails when that
 // differs from `expected` or the harness reported a failure.
+// Every sleep here is on the test's virtual clock (`test.clock`): it ends when the shape
+// advances that clock, never after real time.
 import RunLoopTesting
 import Synchronization
 

@@ -137,54 +137,52 @@ import Testing
 
     @Test func aSleepOnARealClockIsReportedAndEndsAtOnce() async throws {
         let reporter = CollectingLoopTestReporter()
-        let line = #line + 5
         let cancelled = try await withVirtualLoop(reporter: reporter) { _ in
             // An hour of real time, which no advance of the virtual clock can end: the loop is
             // told the moment the sleep begins and queues its wake-up at once. (Were it not,
             // the body would be stuck and cancelled after `offLoopTimeout`: the sleep throws.)
-            try await Task.sleep(for: .seconds(3600))
+            try await RealClockSleepInput.onContinuousClock(for: .seconds(3600))
             return Task.isCancelled
         }
         #expect(!cancelled)
         // One report: the sleep's wake-up resumes nothing from another thread. The hour read
         // back says the loop got the sleep's own clock and deadline.
-        #expect(Self.placesMarked(reporter.messages, lines: [line])
+        #expect(Self.placesMarked(reporter.messages, lines: [RealClockSleepInput.onContinuousClockLine])
                 == [Self.oneRealSleepReport("a sleep on ContinuousClock for about 3600.0 seconds")])
     }
 
     @Test func aSleepOnSuspendingClockInATaskOfTheBodyEndsAtOnceAndCancelsNobody() async throws {
         let reporter = CollectingLoopTestReporter()
-        let line = #line + 3
         let (slept, bodyCancelled) = try await withVirtualLoop(reporter: reporter) { _ in
             let sleeper = Task.detached {
-                try await SuspendingClock().sleep(for: .seconds(5400))
+                try await RealClockSleepInput.onSuspendingClock(for: .seconds(5400))
                 return Task.isCancelled
             }
             return (await sleeper.result, Task.isCancelled)
         }
         #expect(try slept.get() == false)
         #expect(!bodyCancelled)
-        #expect(Self.placesMarked(reporter.messages, lines: [line])
+        #expect(Self.placesMarked(reporter.messages, lines: [RealClockSleepInput.onSuspendingClockLine])
                 == [Self.oneRealSleepReport("a sleep on SuspendingClock for about 5400.0 seconds")])
     }
 
     @Test func realClockSleepsOfEveryTaskOnTheLoopAreSeenWhenTheyBeginAndEndAtOnce() async throws {
         let reporter = CollectingLoopTestReporter()
-        let line = #line + 6
         let (isolated, child) = try await withVirtualLoop(reporter: reporter) { test in
-            // A task isolated to the test: the stdlib's sleep is nonisolated, so the task hops
-            // to the global executor on the way (queued on the loop by the runtime hook). A
-            // child task prefers the loop and begins its sleep (MonotonicClock's, on
-            // SuspendingClock) before the hop comes back, so it is the first seen.
-            let isolated = Task { _ = test; try await Task.sleep(nanoseconds: 7_000_000_000_000) }
-            async let child: Void = MonotonicClock.shared.sleep(for: .seconds(250))
+            // A task isolated to the test: the sleep is nonisolated, so the task hops to the
+            // global executor on the way (queued on the loop by the runtime hook). A child task
+            // prefers the loop and begins its sleep (MonotonicClock's, on SuspendingClock)
+            // before the hop comes back, so it is the first seen.
+            let isolated = Task { _ = test; try await RealClockSleepInput.nanoseconds(7_000_000_000_000) }
+            async let child: Void = RealClockSleepInput.onMonotonicClock(for: .seconds(250))
             var childThrew: (any Error)?
             do { try await child } catch { childThrew = error }
             return (await isolated.result, childThrew)
         }
         #expect(throws: Never.self) { try isolated.get() }
         #expect(child == nil)
-        #expect(Self.placesMarked(reporter.messages, lines: [line + 1, line]) == ["""
+        let lines = [RealClockSleepInput.onMonotonicClockLine, RealClockSleepInput.nanosecondsLine]
+        #expect(Self.placesMarked(reporter.messages, lines: lines) == ["""
             The test slept on a real clock: 2 sleeps, which virtual time cannot end
               - a sleep on SuspendingClock for about 250.0 seconds, <place>
               - a sleep on ContinuousClock for about 7000.0 seconds, <place>
@@ -195,13 +193,12 @@ import Testing
     @Test func aRealClockSleepWhoseDeadlineHasPassedIsNotReported() async throws {
         let reporter = CollectingLoopTestReporter()
         try await withVirtualLoop(reporter: reporter) { _ in
-            try await Task.sleep(until: .now - .seconds(1), clock: .continuous)
+            try await RealClockSleepInput.untilAPastDeadline()
         }
         #expect(reporter.messages.isEmpty)
     }
 
-    /// A common polling helper, on a real clock, in a nonisolated function (no hop between its
-    /// sleeps). Each sleep ends at once through the loop's queue, so the task that sets `done`
+    /// A common polling helper (`RealClockSleepInput.poll`). Each sleep ends at once through the loop's queue, so the task that sets `done`
     /// runs between two polls. When the sleeping task was cancelled instead, every later sleep
     /// threw at once without suspending: the task never ran and the loop polled forever, holding
     /// the loop's thread (the bound on polls makes that a failure, not a hang). A poll written in
@@ -216,7 +213,7 @@ import Testing
                 for _ in 0..<3 { await Task.yield() }
                 done.withLock { $0 = true }
             }
-            let polls = await Self.poll(until: { done.withLock { $0 } }, maxPolls: 1000)
+            let polls = await RealClockSleepInput.poll(until: { done.withLock { $0 } }, maxPolls: 1000)
             return (done.withLock { $0 }, polls)
         }
         #expect(done)
@@ -231,12 +228,12 @@ import Testing
 
     @Test func theFirstSixteenRealClockSleepsAreListedAndTheRestCounted() async throws {
         let reporter = CollectingLoopTestReporter()
-        let line = #line + 3
         try await withVirtualLoop(reporter: reporter) { _ in
             for _ in 0..<20 {
-                try await Task.sleep(for: .seconds(3600))
+                try await RealClockSleepInput.onContinuousClock(for: .seconds(3600))
             }
         }
+        let line = RealClockSleepInput.onContinuousClockLine
         let listed = Array(repeating: "  - a sleep on ContinuousClock for about 3600.0 seconds, <place>", count: 16)
         #expect(Self.placesMarked(reporter.messages, lines: Array(repeating: line, count: 16)) == ["""
             The test slept on a real clock: 20 sleeps, which virtual time cannot end
@@ -246,22 +243,11 @@ import Testing
             """])
         // `placesMarked` also takes a stack with no frame of the program; at least one of the 16
         // stacks, each begun in this body, has its line (so a capture that always failed fails).
-        #expect(reporter.messages.first?.contains(", at \(Self.file):\(line)\n") == true)
-    }
-
-    /// Sleeps 10 ms on the real clock until `isDone` holds, `maxPolls` times at most; returns how
-    /// many times it slept.
-    private static func poll(until isDone: @Sendable () -> Bool, maxPolls: Int) async -> Int {
-        var polls = 0
-        while !isDone() && polls < maxPolls {
-            try? await Task.sleep(for: .milliseconds(10))
-            polls += 1
-        }
-        return polls
+        #expect(reporter.messages.first?.contains(", at \(RealClockSleepInput.file):\(line)\n") == true)
     }
 
     /// `messages` with the place of each reported sleep, in order, replaced by `<place>` when it
-    /// is the line of `lines` or the stack had no frame of the program. The runtime can resume a
+    /// is the line of `lines` in `RealClockSleepInput`'s file or the stack had no frame of the program. The runtime can resume a
     /// task on its way into the stdlib's nonisolated sleep from a new job, without the caller's
     /// frames (seen while the sleeping task was cancelled; none of 4,000 sleeps in 200 runs of
     /// these tests since lacked them).
@@ -270,7 +256,7 @@ import Testing
             var remaining = lines[...]
             return message.split(separator: "\n", omittingEmptySubsequences: false).map { text -> String in
                 guard text.hasPrefix("  - a sleep on "), let line = remaining.popFirst() else { return String(text) }
-                for place in [", at \(file):\(line)", ", with no frame of the program on the stack"] where text.hasSuffix(place) {
+                for place in [", at \(RealClockSleepInput.file):\(line)", ", with no frame of the program on the stack"] where text.hasSuffix(place) {
                     return text.dropLast(place.count) + ", <place>"
                 }
                 return String(text)
@@ -278,7 +264,6 @@ import Testing
         }
     }
 
-    private static let file = "Tests/RunLoopTestingTests/VirtualLoop/VirtualLoopTests.swift"
     /// The report of a test that slept once on a real clock, `sleep` its line's description.
     private static func oneRealSleepReport(_ sleep: String) -> String {
         """
