@@ -122,9 +122,14 @@ int pairs_mode(int argc, char **argv) {
     if (!clients) die("calloc");
     connect_clients(epoll, clients, many.from, many.to, many.port, 256);
     connect_clients(epoll, clients, few.from, few.to, few.port, 256);
-    for (long index = 0; index < connections + active; index++) {
-        clients[index].message = malloc(MESSAGE);
-        if (!clients[index].message) die("malloc");
+    // A message buffer for each client a chunk makes active (those `run_chunk` steps through).
+    const server_side *sides[] = {&many, &few};
+    for (int s = 0; s < 2; s++) {
+        for (long a = 0; a < active; a++) {
+            idle_client *c = &clients[sides[s]->from + a * sides[s]->step];
+            c->message = malloc(MESSAGE);
+            if (!c->message) die("malloc");
+        }
     }
 
     // A warm-up chunk each, then chunks that alternate strictly: many, few, many, few, …, many.

@@ -68,6 +68,12 @@ public struct PairedChunks {
             + "\(ratioText(quantile(worse, 0.5))) | \(ratioText(quantile(worse, 0.25)))–\(ratioText(quantile(worse, 0.75)))"
     }
 
+    /// How a table's title states the schedule of `init(rounds:baseline:measured:)`: `rounds`
+    /// measured chunks of `size` between `rounds + 1` baseline chunks.
+    public static func schedule(rounds: Int, chunksOf size: String) -> String {
+        "\(rounds + 1) + \(rounds) alternating chunks of \(size)"
+    }
+
     /// The header cells and separator of the columns `tableCells` fills, after the first
     /// column's `title`: `baseline` and `measured` name the two sides.
     public static func header(_ title: String, baseline: String, measured: String) -> String {

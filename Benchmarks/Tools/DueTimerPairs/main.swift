@@ -4,7 +4,7 @@
 // and last; each row reports both orders' medians and the worse order's
 // (Support/BenchPasses/PairedChunks.swift).
 //
-//   due-timer-pairs [rounds] [passes per chunk]      (default 200 rounds × 2 chunks of 20,000)
+//   due-timer-pairs [rounds] [passes per chunk]      (default 200 rounds of 20,000)
 
 import BenchPasses
 import CBenchSupport
@@ -33,7 +33,7 @@ func measureAll(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
         let hookText = hooks == 0 ? "0 hooks" : "\(hooks) hooks, each called once per pass"
         rows.append("| due timer re-armed by the caller, \(hookText): Loop ÷ libuv | \(pairs.tableCells) |")
     }
-    print(PairedChunks.header("work, one thread on CPU 0 (\(rounds) rounds × 2 chunks of \(passes) passes)",
+    print(PairedChunks.header("work, one thread on CPU 0 (\(PairedChunks.schedule(rounds: rounds, chunksOf: "\(passes) passes")))",
                               baseline: "libuv", measured: "Loop"))
     print(rows.joined(separator: "\n"))
     return nil

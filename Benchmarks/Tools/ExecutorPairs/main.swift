@@ -81,6 +81,6 @@ let rows = await Task.detached {
     return rows
 }.value
 print("""
-    \(PairedChunks.header("work, \(executorCPU.map { "the executors' threads on CPU \($0), the caller's on CPU 0" } ?? "every thread on CPU 0") (\(rounds) rounds × 2 chunks of \(perChunk)); Loop ÷ SwiftNIO", baseline: "SwiftNIO", measured: "Loop"))
+    \(PairedChunks.header("work, \(executorCPU.map { "the executors' threads on CPU \($0), the caller's on CPU 0" } ?? "every thread on CPU 0") (\(PairedChunks.schedule(rounds: rounds, chunksOf: "\(perChunk)"))); Loop ÷ SwiftNIO", baseline: "SwiftNIO", measured: "Loop"))
     \(rows.joined(separator: "\n"))
     """)

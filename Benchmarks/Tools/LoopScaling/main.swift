@@ -105,7 +105,7 @@ func measureAll(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
         rows.append("| \(name) | \(measure(name, rounds: rounds, passes: passes, maker).tableCells) |")
     }
     print("""
-        \(PairedChunks.header("polling pass + 1 callout on CPU 0 (\(rounds) rounds × 2 chunks of \(passes) passes)", baseline: "alone", measured: "beside a busy loop on CPU 1"))
+        \(PairedChunks.header("polling pass + 1 callout on CPU 0 (\(PairedChunks.schedule(rounds: rounds, chunksOf: "\(passes) passes")))", baseline: "alone", measured: "beside a busy loop on CPU 1"))
         \(rows.joined(separator: "\n"))
         """)
     return nil

@@ -54,7 +54,7 @@ func againstCFRunLoop() -> String {
         cf.tearDown()
         rows.append("| polling pass + 1 callout, \(hooks) hooks: Loop ÷ CFRunLoop | \(pairs.tableCells) |")
     }
-    return PairedChunks.header("work, one thread on CPU 0 (\(rounds) rounds × chunks of \(passes) loop passes and \(cfPasses) CFRunLoop passes; hooks: observers for every activity)",
+    return PairedChunks.header("work, one thread on CPU 0 (\(rounds + 1) chunks of \(cfPasses) CFRunLoop passes alternating with \(rounds) of \(passes) loop passes; hooks: observers for every activity)",
                                baseline: "CFRunLoop", measured: "Loop") + "\n" + rows.joined(separator: "\n")
 }
 
@@ -117,7 +117,7 @@ func idleItems() -> String {
 
     guard stray.count == 0 else { fatalError("pass-pairs: \(stray.count) idle items made callouts") }
     withExtendedLifetime(kept) {}
-    return PairedChunks.header("work, one thread on CPU 0 (\(rounds) rounds × 2 chunks of \(passes) passes)",
+    return PairedChunks.header("work, one thread on CPU 0 (\(PairedChunks.schedule(rounds: rounds, chunksOf: "\(passes) passes")))",
                                baseline: "without them", measured: "with them") + "\n" + rows.joined(separator: "\n")
 }
 

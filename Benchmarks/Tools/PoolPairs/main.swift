@@ -5,7 +5,7 @@
 // Both sides' containers exist before the first chunk and both run the same warm-up
 // (Works.swift).
 //
-//   pool-pairs [rounds] [operations per chunk]      (default 400 rounds × 2 chunks of 20,000)
+//   pool-pairs [rounds] [operations per chunk]      (default 400 rounds of 20,000)
 
 import BenchPasses
 import CBenchSupport
@@ -52,7 +52,7 @@ func measureAll(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
             oneDrain.append(measured: Double(monotonicNanoseconds() - start) / Double(drains * 1000))
         }
     }
-    print(PairedChunks.header("work, one thread on CPU 0 (\(rounds) rounds × 2 chunks of \(perChunk) objects)",
+    print(PairedChunks.header("work, one thread on CPU 0 (\(PairedChunks.schedule(rounds: rounds, chunksOf: "\(perChunk) objects")))",
                               baseline: "naive Swift pool", measured: "Autorelease"))
     print("| fresh object, push + autorelease + pop (dealloc): Autorelease ÷ naive Swift pool | \(fresh.tableCells) |")
     print("| 1000 fresh objects, then one pop (dealloc), per object: Autorelease ÷ naive Swift pool | \(oneDrain.tableCells) |")

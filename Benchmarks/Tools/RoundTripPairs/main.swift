@@ -78,7 +78,7 @@ func measure(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     loop.stop()
     let fastest = rows.max { quantile($0.pairs.worseOrderRatios, 0.5) < quantile($1.pairs.worseOrderRatios, 0.5) }!
     let fastestName = String(fastest.row.dropFirst("Loop ÷ ".count))
-    let title = "cross-thread round trip, both threads on CPU \(roundTripCPU) (\(rounds) rounds × 2 chunks of \(perChunk) per peer)"
+    let title = "cross-thread round trip, both threads on CPU \(roundTripCPU) (\(PairedChunks.schedule(rounds: rounds, chunksOf: "\(perChunk)")) per peer)"
     print(PairedChunks.header(title, baseline: "peer", measured: "Loop"))
     for (row, pairs) in rows { print("| \(row) | \(pairs.tableCells) |") }
     print("| Loop ÷ the fastest peer of this run (\(fastestName)) | \(fastest.pairs.tableCells) |")
