@@ -25,8 +25,8 @@
 #    minutes here with the load): Scripts/many-sources-callgrind.sh, Scripts/run-many-connections.sh,
 #    Scripts/run-registered-pairs.sh and Scripts/run-churn.sh; without it, their latest saved readings (save-readings.py) stand;
 # 8. runs Scripts/check on the whole run and, with --docs, writes the table of every target that
-#    opens Docs/Benchmarks.md (`Scripts/check --targets-md`), with the run's date, command,
-#    placement and load (the service targets' rows carry their own run's date and load).
+#    opens Docs/Benchmarks.md (`Scripts/check --targets-md`), with the run's date, machine,
+#    command, placement and load (the service targets' rows carry their own run's date and load).
 # RUNLOOPKIT_BENCH_SECONDS shortens each benchmark's sampling (default 2 s loop, 1 s others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -102,6 +102,7 @@ tail -n 4 "$out/check.txt"
 if [ "$docs" = 1 ]; then
     {
         grep '^- date: ' "$out/header.md"
+        grep '^- machine: ' "$out/header.md"
         echo "- command: \`$command\` (each paired tool's own command is in its block below)"
         echo "- load (uptime, 1 / 5 / 15 min): $(sed -n 's/^- load before (uptime): /before /p' "$out/header.md"); $(sed -n 's/^- load after (uptime): /after package-benchmark /p' "$out/header.md"); after the paired tools $load_end"
         echo "- placement: every process under \`taskset -c 0\`; each tool's threads pinned to CPU 0 (the loop-scaling neighbour to CPU 1)"
