@@ -27,6 +27,9 @@ typedef struct {
     long from, to, step;
 } server_side;
 
+/// The index of `side`'s `a`-th active client: a chunk makes the same `active` clients busy each time.
+static long active_client(const server_side *side, long a) { return side->from + a * side->step; }
+
 static long long cpu_ns(clockid_t clock) {
     struct timespec t;
     if (clock_gettime(clock, &t) != 0) die("clock_gettime(the server's CPU clock)");
@@ -43,7 +46,7 @@ static double run_chunk(int epoll, idle_client *clients, const server_side *side
     long long start = now_ns(), measure_from = start + chunk_ns / 5, end = start + chunk_ns;
     long long cpu_from = -1, cpu_to = -1;
     for (long a = 0; a < active; a++) {
-        long index = side->from + a * side->step;
+        long index = active_client(side, a);
         idle_client *c = &clients[index];
         c->state = 3;
         c->received = 0;
@@ -126,7 +129,7 @@ int pairs_mode(int argc, char **argv) {
     const server_side *sides[] = {&many, &few};
     for (int s = 0; s < 2; s++) {
         for (long a = 0; a < active; a++) {
-            idle_client *c = &clients[sides[s]->from + a * sides[s]->step];
+            idle_client *c = &clients[active_client(sides[s], a)];
             c->message = malloc(MESSAGE);
             if (!c->message) die("malloc");
         }

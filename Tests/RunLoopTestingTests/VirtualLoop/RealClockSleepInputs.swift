@@ -51,7 +51,7 @@ enum RealClockSleepInput {
     static func poll(until isDone: @Sendable () -> Bool, maxPolls: Int) async -> Int {
         var polls = 0
         while !isDone() && polls < maxPolls {
-            try? await Task.sleep(for: .seconds(3600))
+            try? await onContinuousClock(for: .seconds(3600))
             polls += 1
         }
         return polls
