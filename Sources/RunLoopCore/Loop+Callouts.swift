@@ -311,13 +311,14 @@ extension Loop {
 
     /// Fires every valid, non-firing timer due at `now`, in fire-date order (T4). `known` is
     /// a clock reading the pass has just taken to find a timer due, used instead of reading
-    /// the clock again. Lock not held; returns the lock held, for the pass's exit checks (one
-    /// lock round trip fewer per timer pass).
-    func doTimers(_ run: RunContext, now known: UInt64? = nil) -> LoopLock.Held {
+    /// the clock again. Takes the lock from the wait's critical section and returns it held,
+    /// for the pass's exit checks: a timer pass takes the lock once, before its callouts, and
+    /// once after each.
+    func doTimers(_ run: RunContext, now known: UInt64?, _ held: consuming LoopLock.Held) -> LoopLock.Held {
         let state = run.mode, frame = run.frame
         let now = known ?? clockNanoseconds()
         // The lock passes from timer to timer: each callout releases it and takes it again.
-        var held = lock.lock()
+        var held = held
         held[state].timers.collectDue(now: now, into: &frame.scratch.pointee.timers)
         var fired = false
         var index = 0

@@ -226,7 +226,7 @@ extension Loop {
     func reposition(_ timer: LoopTimer) {
         let held = lock.lock()
         guard !held.loop.sleeping else { return repositionWaking(timer, held) }
-        timer.core.lock.withLock { reposition(timer, waiting: false, held) }
+        timer.core.lock.withLock { _ = reposition(timer, waiting: false, held) }
         held.unlock()
     }
 
@@ -236,18 +236,46 @@ extension Loop {
     /// no system call.
     @inline(never)
     private func repositionWaking(_ timer: LoopTimer, _ held: consuming LoopLock.Held) {
-        timer.core.lock.withLock { reposition(timer, waiting: true, held) }
+        timer.core.lock.withLock { _ = reposition(timer, waiting: true, held) }
         held.unlockReporting()
+    }
+
+    /// T6 for `setNextFireDate` called on the thread of the loop the timer was added to, which
+    /// keeps that loop alive: no weak load of the loop (a loop with weak references retains and
+    /// releases on a slow path), and its lock and the timer's taken once each, where the general
+    /// path takes the timer's lock once more to find the loop. False when the calling thread's
+    /// loop does not hold the timer; the caller then takes the general path.
+    static func moveTimerOnCurrentLoop(_ timer: LoopTimer, to date: UInt64) -> Bool {
+        let home = timer.homeLoopHint.load(ordering: .relaxed)
+        guard home != 0 else { return false }
+        return withCurrentIfMade { loop in
+            loop.identity == home && loop.moveTimer(timer, to: date)
+        } ?? false
+    }
+
+    /// Sets the timer's date and repositions it in this loop's modes, both locks held; false,
+    /// with only the date set, when modes of another loop hold the timer.
+    private func moveTimer(_ timer: LoopTimer, to date: UInt64) -> Bool {
+        let held = lock.lock()
+        let waiting = held.loop.sleeping
+        let moved = timer.core.lock.withLock {
+            timer.setFireDateLocked(date)
+            guard timer.core.isInSomeModeLocked else { return true }   // in no mode: the date is all
+            return reposition(timer, waiting: waiting, held)            // false: another loop holds it
+        }
+        if waiting { held.unlockReporting() } else { held.unlock() }
+        return moved
     }
 
     /// `reposition` with the timer's lock held too: each of the timer's modes in this loop
     /// moves it to its current date (counting as inserted last among timers of that date, T2)
-    /// and re-arms, `waiting` as `ModeState.rearm` takes it.
-    @inline(__always)
-    func reposition(_ timer: LoopTimer, waiting: Bool, _ held: borrowing LoopLock.Held) {
+    /// and re-arms, `waiting` as `ModeState.rearm` takes it. Returns whether a mode of this
+    /// loop holds the timer.
+    @inline(__always) @discardableResult
+    func reposition(_ timer: LoopTimer, waiting: Bool, _ held: borrowing LoopLock.Held) -> Bool {
         let date = timer.fireDate
         let tolerance = timer.effectiveToleranceNsLocked
-        _ = timer.forEachSlotLocked(ofLoop: identity) { slot in
+        return timer.forEachSlotLocked(ofLoop: identity) { slot in
             slot.mode._withUnsafeGuaranteedRef { state in
                 held[state].timers.update(at: slot.index, date: date, tolerance: tolerance)
                 state.rearm(waiting: waiting, held)

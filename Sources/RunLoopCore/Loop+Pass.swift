@@ -152,8 +152,7 @@ extension Loop {
         case .none, .wake, .failed:
             break
         case .timer:
-            held.unlock()
-            held = doTimers(run, now: cause.timerNow)
+            held = doTimers(run, now: cause.timerNow, held)
         case .async:
             held.unlock()
             drainAsyncQueue(run)

@@ -87,6 +87,7 @@ extension LoopTimer: ModeItem {
             placements.append(slot)
             return (fireDate, effectiveToleranceNsLocked)
         }
+        homeLoopHint.store(loop.identity, ordering: .relaxed)
         held[state].timers.insert(self, date: date, tolerance: tolerance, slot: slot)
         state.rearm(waiting: held.loop.sleeping, held)  // T6: a sleeping run re-arms, no wake-up needed
         return nil

@@ -22,6 +22,16 @@ extension Loop {
         return LoopRegistry.shared.loopForCurrentThread()
     }
 
+    /// The calling thread's loop, lent to `body` without a retain (the thread's slot keeps it
+    /// until the thread exits); nil, without making one, when the thread has none.
+    @inline(__always)
+    static func withCurrentIfMade<Result>(_ body: (Loop) -> Result) -> Result? {
+        guard let box = pthread_getspecific(LoopRegistry.shared.key) else { return nil }
+        return Unmanaged<ThreadLoopBox>.fromOpaque(box)._withUnsafeGuaranteedRef { box in
+            Unmanaged.passUnretained(box.loop)._withUnsafeGuaranteedRef(body)
+        }
+    }
+
     /// The main thread's loop, from any thread. Its async queue is `DispatchQueue.main`.
     ///
     /// ```swift

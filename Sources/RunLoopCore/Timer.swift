@@ -39,6 +39,10 @@ public final class LoopTimer: Sendable {
     @exclusivity(unchecked) nonisolated(unsafe) var placements: [TimerSlot] = []
     /// `setNextFireDate` was called during the callout: keep that date (T5).
     nonisolated(unsafe) var rescheduledInCallout = false
+    /// The `identity` of the loop the timer was last added to, 0 before. Read without a lock
+    /// by `setNextFireDate` to choose its path on that loop's own thread; only a hint, which
+    /// that path checks again under both locks.
+    let homeLoopHint = Atomic<UInt64>(0)
 
     /// A timer first firing at `fireAt` on its loop's clock.
     ///
@@ -95,9 +99,11 @@ public final class LoopTimer: Sendable {
     /// Moves the next fire (T6). A past date means "as soon as possible". Inside the timer's own
     /// callout the new date replaces the catch-up computation (T5).
     public func setNextFireDate(_ date: LoopInstant) {
+        // The usual re-arm, on the thread of the loop holding the timer (its callout, or the
+        // code driving that loop), takes the loop's lock and the timer's once each.
+        if Loop.moveTimerOnCurrentLoop(self, to: date.nanoseconds) { return }
         let loop: Loop? = core.lock.withLock {
-            fireDate = date.nanoseconds
-            if firing { rescheduledInCallout = true }
+            setFireDateLocked(date.nanoseconds)
             return core.firstLoopLocked
         }
         guard let loop else { return }
@@ -105,6 +111,14 @@ public final class LoopTimer: Sendable {
         // once more around the call, a retain and a release that take the slow path on an
         // object with weak references: about 100 instructions per re-arm (callgrind).
         withExtendedLifetime(loop) { loop.reposition(self) }
+    }
+
+    /// The new date of `setNextFireDate`, kept by a callout in progress (T5). Call with
+    /// `core.lock` held.
+    @inline(__always)
+    func setFireDateLocked(_ date: UInt64) {
+        fireDate = date
+        if firing { rescheduledInCallout = true }
     }
 
     /// Time between fires (`.zero` for a one-shot timer).

@@ -162,6 +162,43 @@ struct TimerRules {
         #expect(!loop.contains(timer, mode: "Other"))
     }
 
+    @Test("T6 on the thread whose loop holds the timer (the re-arm without the weak load): moved in each mode holding it, a date set in the callout kept, out of every mode only the date set; from a thread with a loop of its own, moved in its own loop")
+    func t6OnTheLoopsOwnThread() {
+        let seen = Locked<[String]>([])
+        runOnNewPThread {
+            let loop = Loop.current
+            let base = loop.clock.now
+            func note(_ what: String, _ date: LoopInstant?) {
+                seen.withLock { $0.append("\(what) \(date.map { String(base.duration(to: $0).components.seconds) } ?? "nil")") }
+            }
+            let timer = try! LoopTimer(fireAt: base.advanced(by: .seconds(500)), interval: .seconds(100)) { timer in
+                timer.setNextFireDate(base.advanced(by: .seconds(7)))   // in the callout: kept (T5)
+            }
+            loop.add(timer, mode: .default)
+            loop.add(timer, mode: "Other")
+            timer.setNextFireDate(base.advanced(by: .seconds(40)))
+            note("default", loop.nextTimerFireDate(in: .default))
+            note("Other", loop.nextTimerFireDate(in: "Other"))
+            timer.setNextFireDate(base)                                   // due now: fires in this pass
+            loop.run(mode: .default, timeout: 0)
+            note("after the callout", loop.nextTimerFireDate(in: .default))
+            loop.remove(timer, mode: .default)
+            loop.remove(timer, mode: "Other")
+            timer.setNextFireDate(base.advanced(by: .seconds(20)))
+            note("in no mode", loop.nextTimerFireDate(in: .default))
+            note("its date", timer.nextFireDate)
+            loop.add(timer, mode: "Other")
+            runOnNewPThread {
+                _ = Loop.current   // a loop of this thread's own, not the timer's
+                timer.setNextFireDate(base.advanced(by: .seconds(30)))
+            }
+            note("from another loop's thread", loop.nextTimerFireDate(in: "Other"))
+            timer.invalidate()
+        }
+        #expect(seen.withLock { $0 } == ["default 40", "Other 40", "after the callout 7", "in no mode nil",
+                                         "its date 20", "from another loop's thread 30"])
+    }
+
     @Test("T7 invalidate inside the callout: not rescheduled, removed from all modes")
     func t7() throws {
         let (loop, _) = virtualLoop()
