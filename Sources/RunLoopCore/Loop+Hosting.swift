@@ -73,13 +73,20 @@ extension Loop {
                              returnAfterSourceHandled: returnAfterSourceHandled)
         let previous = beginRun(run, held)
         held[run.frame].isHosted = true
+        let firstBlocks: EarlyBlocks
         switch enterRun(run, held) {
         case .stopped(let held):
             return HostedRun(endedWith: endRun(run, previous: previous, .stopped, held), loop: self)
-        case .ready(let firstBlocks):
-            run.settings.pointee.deadline = WaitDeadline(timeout: run.settings.pointee.timeout, on: self)   // L2: the run's deadline
-            return HostedRun(run, previous: previous, firstBlocks: firstBlocks, loop: self)
+        case .ready(let blocks):
+            firstBlocks = blocks
+        case .waitNext(let held):
+            // The host calls each step of a pass: the lock is not kept until its wait. The
+            // first top finds no block, as the early detach did.
+            held.unlock()
+            firstBlocks = .detached(isCommon: nil)
         }
+        run.settings.pointee.deadline = WaitDeadline(timeout: run.settings.pointee.timeout, on: self)   // L2: the run's deadline
+        return HostedRun(run, previous: previous, firstBlocks: firstBlocks, loop: self)
     }
 }
 

@@ -87,7 +87,21 @@ extension Loop {
             return UnderLock(held: held, value: Cause(.async))
         }
         if !poll { notify(.beforeWaiting, run) }
-        let held = lock.lock()
+        return waitHolding(run, poll: poll, lock.lock())
+    }
+
+    /// The top of a run's first pass when it has nothing to do (`firstTopIsEmpty`): only L3's
+    /// count.
+    @inline(__always)
+    func emptyFirstTop(_ run: RunContext) -> PassTop {
+        _ = passCounter.wrappingAdd(1, ordering: .relaxed)
+        return PassTop(handled: false, poll: run.deadline == .poll)
+    }
+
+    /// The wait from its critical section on, the lock held: a quiet poll decided in it, or
+    /// the wait in the kernel.
+    @inline(__always)
+    func waitHolding(_ run: RunContext, poll: Bool, _ held: consuming LoopLock.Held) -> UnderLock<Cause> {
         let plan = planWait(run, poll: poll, held)
         if plan.poll && plan.quiet {
             let cause = pollQuietly(run, plan, held)

@@ -226,6 +226,7 @@ extension Loop {
         if takeStop(run, held) { return .stopped(held) }
         run.settings.pointee.asyncPort = asyncPortForRun(run, held)      // L1: does this run service the async queue
         let firstBlocks = detachFirstBlocksEarly(run, held)
+        if firstTopIsEmpty(run, firstBlocks) { return .waitNext(held) }
         held.unlock()
         return .ready(firstBlocks: firstBlocks)
     }
@@ -236,35 +237,59 @@ extension Loop {
     /// blocks, and the exit checks (L-e). The `UnderLock` result hands the lock's `Held` token on to
     /// the run's Exit.
     private func runPasses(_ run: RunContext, _ start: consuming RunStart) -> UnderLock<Loop.RunResult> {
-        var firstBlocks: EarlyBlocks
-        switch consume start {
-        case .stopped(let held): return UnderLock(held: held, value: .stopped)
-        case .ready(let blocks): firstBlocks = blocks
-        }
-        run.settings.pointee.deadline = WaitDeadline(timeout: run.settings.pointee.timeout, on: self)   // L2: the run's deadline
+        var firstBlocks = EarlyBlocks.notDetached
         var didDispatchAsyncLastPass = true
+        switch consume start {
+        case .stopped(let held):
+            return UnderLock(held: held, value: .stopped)
+        case .ready(let blocks):
+            firstBlocks = blocks
+            run.settings.pointee.deadline = WaitDeadline(timeout: run.settings.pointee.timeout, on: self)   // L2: the run's deadline
+        case .waitNext(let held):
+            run.settings.pointee.deadline = WaitDeadline(timeout: run.settings.pointee.timeout, on: self)
+            // An empty first top (Loop+Shortcuts.swift): the run's first critical section goes
+            // on into the first wait's.
+            let top = emptyFirstTop(run)
+            switch endPass(run, top, waitHolding(run, poll: top.poll, held), &didDispatchAsyncLastPass) {
+            case .ended(let result): return result
+            case .goOn: break
+            }
+        }
         while true {
             let top = beginPass(run, &firstBlocks)                                // the top of the pass: BT, BS, blocks, sources0
             let cause = waitForCause(run, poll: top.poll, asyncFastPath: !didDispatchAsyncLastPass)
-            // A wait set that failed ends the run (reported by the wait).
-            if case .failed = cause.value.live { return UnderLock(held: cause.held, value: .finished) }
-            let handling = handle(cause.value, run, cause.held)                    // the one cause of the wake (L-c), blocks
-            let handled = handling.value
-            let held = handling.held
-            didDispatchAsyncLastPass = handled.dispatchedAsync
-            if let result = exitCheck(run, handled: top.handled || handled.handled, held) {  // the exit checks, in CF's order (L-e)
-                return UnderLock(held: held, value: result)
+            switch endPass(run, top, cause, &didDispatchAsyncLastPass) {
+            case .ended(let result): return result
+            case .goOn: continue
             }
-            // W3: wake-ups count again from the top of the next pass. Cleared in this critical
-            // section, not after it: a producer that queued work while the flag was set (so
-            // wrote nothing) did so before this section, and the next pass looks at the
-            // queues after it, so it finds that work (issue 26).
-            #if !RLK_MUTANT_ISSUE_26
-            held[run.frame].ignoresWakeUps = false
-            #endif
-            run.frame.endPollingPass(held)
-            held.unlock()
         }
+    }
+
+    /// The rest of a pass from the cause its wait reported: the cause (L-c), blocks, the exit
+    /// checks (L-e); the run's result with the lock held, or on to the next pass with the lock
+    /// released.
+    @inline(__always)
+    private func endPass(_ run: RunContext, _ top: PassTop, _ cause: consuming UnderLock<Cause>,
+                         _ didDispatchAsyncLastPass: inout Bool) -> PassEnd {
+        // A wait set that failed ends the run (reported by the wait).
+        if case .failed = cause.value.live { return .ended(UnderLock(held: cause.held, value: .finished)) }
+        let handling = handle(cause.value, run, cause.held)                        // the one cause of the wake (L-c), blocks
+        let handled = handling.value
+        let held = handling.held
+        didDispatchAsyncLastPass = handled.dispatchedAsync
+        if let result = exitCheck(run, handled: top.handled || handled.handled, held) {  // the exit checks, in CF's order (L-e)
+            return .ended(UnderLock(held: held, value: result))
+        }
+        // W3: wake-ups count again from the top of the next pass. Cleared in this critical
+        // section, not after it: a producer that queued work while the flag was set (so
+        // wrote nothing) did so before this section, and the next pass looks at the
+        // queues after it, so it finds that work (issue 26).
+        #if !RLK_MUTANT_ISSUE_26
+        held[run.frame].ignoresWakeUps = false
+        #endif
+        run.frame.endPollingPass(held)
+        held.unlock()
+        return .goOn
     }
 
     /// L-e, in CF's order: handled and return-after-source-handled → handled source; deadline
@@ -304,9 +329,17 @@ extension Loop {
     }
 }
 
+/// How a pass ends: the run's result, the lock held for its Exit, or on to the next pass.
+private enum PassEnd: ~Copyable {
+    case ended(UnderLock<Loop.RunResult>)
+    case goOn
+}
+
 /// How a run reaches its first pass: stopped at L0 (the lock still held, for the run's Exit),
-/// or ready, with the lock released and the first pass's blocks perhaps already detached.
+/// ready, with the lock released and the first pass's blocks perhaps already detached, or at
+/// its first wait, the lock still held, when that pass's top has nothing to do.
 enum RunStart: ~Copyable {
     case stopped(LoopLock.Held)
     case ready(firstBlocks: EarlyBlocks)
+    case waitNext(LoopLock.Held)
 }
