@@ -54,6 +54,13 @@ final class ItemCore: Sendable {
         return boundLoop
     }
 
+    /// The loop whose modes hold the item, valid or not (nil once that loop is freed). Call
+    /// with `lock` held.
+    var holdingLoopLocked: Loop? {
+        guard boundModes > 0 else { return nil }
+        return boundLoop
+    }
+
     /// Whether the item is valid and some mode of `boundLoop` holds it, answered without
     /// loading the weak reference. Call with `lock` held.
     var isInSomeModeLocked: Bool { valid && boundModes > 0 }

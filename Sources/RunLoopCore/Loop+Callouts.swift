@@ -343,13 +343,10 @@ extension Loop {
     /// lock taken again after it.
     private func doTimer(_ timer: LoopTimer, _ state: ModeState, limit: UInt64,
                          _ held: inout LoopLock.Held) -> Bool {
-        // The loop's lock, then the timer's (the lock order): one critical section checks the
-        // timer, marks it firing and re-arms its modes without it (T5.2).
+        // The loop's lock alone (the lock rule of `LoopTimer.fireDate`): one critical section
+        // checks the timer, marks it firing and re-arms its modes without it (T5.2).
+        guard let started = startFiring(timer, limit: limit, held) else { return false }
         let timerLock = timer.core.lock
-        timerLock.lock()
-        let started: (old: UInt64, oneShot: Bool)? = startFiring(timer, limit: limit, held)
-        timerLock.unlock()
-        guard let started else { return false }
         held.unlock()
         callOut(.timer, timer.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_TIMER__(timer) }
         if started.oneShot { timer.invalidate() }
@@ -378,12 +375,14 @@ extension Loop {
         return true
     }
 
-    /// T5.2, with the timer's lock held: a timer that is valid, due and not firing is marked
-    /// firing, and its modes re-arm without it; its date and whether it is one-shot. Nil when
-    /// it does not fire (left this loop's modes, invalid, not due, firing in an outer run).
+    /// T5.2, with the loop's lock held (enough for the timer's date and slots in this loop's
+    /// modes: the lock rule of `LoopTimer.fireDate`): a timer that is valid, due and not firing
+    /// is marked firing, and its modes re-arm without it; its date and whether it is one-shot.
+    /// Nil when it does not fire (left this loop's modes, invalid, not due, firing in an outer
+    /// run).
     @inline(__always)
     private func startFiring(_ timer: LoopTimer, limit: UInt64, _ held: borrowing LoopLock.Held) -> (old: UInt64, oneShot: Bool)? {
-        guard timer.core.valid, timer.fireDate <= limit, !timer.firing else { return nil }
+        guard timer.core.isValid, !timer.firing, timer.fireDate <= limit else { return nil }
         timer.firing = true
         let inThisLoop = timer.forEachSlotLocked(ofLoop: identity) { slot in
             slot.mode._withUnsafeGuaranteedRef { $0.rearm(waiting: false, held) }

@@ -253,15 +253,18 @@ extension Loop {
         } ?? false
     }
 
-    /// Sets the timer's date and repositions it in this loop's modes, both locks held; false,
-    /// with only the date set, when modes of another loop hold the timer.
-    private func moveTimer(_ timer: LoopTimer, to date: UInt64) -> Bool {
+    /// Sets the timer's date and, if it is valid, repositions it in this loop's modes, both
+    /// locks held; false, changing nothing, when modes of another loop hold the timer (the
+    /// lock rule of `LoopTimer.fireDate`).
+    func moveTimer(_ timer: LoopTimer, to date: UInt64) -> Bool {
         let held = lock.lock()
         let waiting = held.loop.sleeping
         let moved = timer.core.lock.withLock {
+            let here = timer.forEachSlotLocked(ofLoop: identity) { _ in }
+            guard here || timer.core.boundModes == 0 else { return false }
             timer.setFireDateLocked(date)
-            guard timer.core.isInSomeModeLocked else { return true }   // in no mode: the date is all
-            return reposition(timer, waiting: waiting, held)            // false: another loop holds it
+            if here && timer.core.valid { reposition(timer, waiting: waiting, held) }
+            return true
         }
         if waiting { held.unlockReporting() } else { held.unlock() }
         return moved

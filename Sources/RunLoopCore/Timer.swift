@@ -22,7 +22,13 @@ public final class LoopTimer: Sendable {
     nonisolated(unsafe) let callout: (LoopTimer) -> Void
     let core = ItemCore()
     /// The date currently scheduled, in clock nanoseconds (or firing, inside the callout: T5).
-    /// `nonisolated(unsafe)`, as the other `var`s here: only with `core.lock` held.
+    ///
+    /// The lock rule of `fireDate`, `placements` and `rescheduledInCallout` (hence
+    /// `nonisolated(unsafe)`): read and written with `core.lock` held; and while modes of a loop
+    /// hold the timer, written only with that loop's lock held as well, so that the loop's pass
+    /// may read them, and write `rescheduledInCallout`, under its own lock alone (`startFiring`,
+    /// the check before a callout). Every writer takes the loop's lock before the timer's (the
+    /// lock order), through `Loop.moveTimer`, `ModeItem.insert`/`erase` or the pass.
     nonisolated(unsafe) var fireDate: UInt64
     /// Nanoseconds between fires; 0 for a one-shot timer.
     let intervalNs: UInt64
@@ -34,10 +40,11 @@ public final class LoopTimer: Sendable {
         set { firingFlag.store(newValue, ordering: .relaxed) }
     }
     private let firingFlag = Atomic<Bool>(false)
-    /// One slot per mode holding the timer (`TimerQueue`), under `core.lock`.
-    /// `@exclusivity(unchecked)`: the lock serialises access; every fire reads it twice.
+    /// One slot per mode holding the timer (`TimerQueue`); the lock rule of `fireDate`.
+    /// `@exclusivity(unchecked)`: the locks serialise access; every fire reads it twice.
     @exclusivity(unchecked) nonisolated(unsafe) var placements: [TimerSlot] = []
-    /// `setNextFireDate` was called during the callout: keep that date (T5).
+    /// `setNextFireDate` was called during the callout: keep that date (T5). The lock rule of
+    /// `fireDate`.
     nonisolated(unsafe) var rescheduledInCallout = false
     /// The `identity` of the loop the timer was last added to, 0 before. Read without a lock
     /// by `setNextFireDate` to choose its path on that loop's own thread; only a hint, which
@@ -102,19 +109,25 @@ public final class LoopTimer: Sendable {
         // The usual re-arm, on the thread of the loop holding the timer (its callout, or the
         // code driving that loop), takes the loop's lock and the timer's once each.
         if Loop.moveTimerOnCurrentLoop(self, to: date.nanoseconds) { return }
-        let loop: Loop? = core.lock.withLock {
-            setFireDateLocked(date.nanoseconds)
-            return core.firstLoopLocked
+        // Elsewhere: the loop whose modes hold the timer, found under the timer's lock, then
+        // both locks (the lock rule of `fireDate`); again if the timer moved to another loop
+        // meanwhile. In no loop's modes, the timer's lock alone.
+        while let loop = core.lock.withLock({ () -> Loop? in
+            guard let loop = core.holdingLoopLocked else {
+                setFireDateLocked(date.nanoseconds)
+                return nil
+            }
+            return loop
+        }) {
+            // `withExtendedLifetime` is for the optimiser: without it, Swift 6.3 copies the
+            // loop once more around the call, a retain and a release that take the slow path
+            // on an object with weak references: about 100 instructions per re-arm (callgrind).
+            if withExtendedLifetime(loop, { loop.moveTimer(self, to: date.nanoseconds) }) { return }
         }
-        guard let loop else { return }
-        // `withExtendedLifetime` is for the optimiser: without it, Swift 6.3 copies the loop
-        // once more around the call, a retain and a release that take the slow path on an
-        // object with weak references: about 100 instructions per re-arm (callgrind).
-        withExtendedLifetime(loop) { loop.reposition(self) }
     }
 
     /// The new date of `setNextFireDate`, kept by a callout in progress (T5). Call with
-    /// `core.lock` held.
+    /// `core.lock` held, and the lock of the loop whose modes hold the timer, if any.
     @inline(__always)
     func setFireDateLocked(_ date: UInt64) {
         fireDate = date
@@ -146,7 +159,8 @@ public final class LoopTimer: Sendable {
 
     /// Calls `body` with each of the timer's slots in the modes of the loop `loopID`, and
     /// returns whether there was one. The slots are lent, not retained: `placements` holds
-    /// them, and `body` must not change it. Call with `core.lock` held. Mutable access, so
+    /// them, and `body` must not change it. Call with `core.lock` held, or the lock of the
+    /// loop `loopID` (the lock rule of `fireDate`). Mutable access, so
     /// that the array is not retained around `body` (it is never shared: no copy is made).
     @inline(__always)
     func forEachSlotLocked(ofLoop loopID: UInt64, _ body: (TimerSlot) -> Void) -> Bool {

@@ -1,5 +1,6 @@
 import Testing
 import PThreads
+import Synchronization
 import CRunLoopShims
 @testable import RunLoopCore
 #if canImport(Glibc)
@@ -102,6 +103,43 @@ struct CrossThread {
         #expect(trace.all == ["E", "BT", "BS", "BW", "AW", "m", "BT", "BS", "BW", "AW", "m",
                               "BT", "BS", "BW", "AW", "m", "X"])
         #expect(port.pendingCount == 0)
+    }
+
+    @Test("T6 setNextFireDate from another thread while the loop's own thread fires the timer and re-arms it in its callout: it keeps firing, and the last date set stands in the timer and its mode (the lock rule of LoopTimer.fireDate; ThreadSanitizer runs this in CI)")
+    func setNextFireDateRacesTheFiringPass() {
+        let seen = Locked<[String]>([])
+        runOnNewPThread {
+            let loop = Loop.current
+            let base = loop.clock.now
+            let fires = Locked(0)
+            let timer = try! LoopTimer(fireAt: base, interval: .seconds(3600)) { timer in
+                fires.withLock { $0 += 1 }
+                timer.setNextFireDate(base)   // due again at once, on the loop's own thread
+            }
+            loop.add(timer, mode: .default)
+            let setterDone = Atomic<Bool>(false)
+            let setter = startPThread(name: "timer-setter") {
+                for index in 0..<5_000 { timer.setNextFireDate(base.advanced(by: .nanoseconds(index % 2))) }
+                setterDone.store(true, ordering: .releasing)
+            }
+            // Passes until the setter is done: bounded by its 5,000 calls, and by a count.
+            var passes = 0
+            while !setterDone.load(ordering: .acquiring) && passes < 50_000_000 {
+                loop.run(mode: .default, timeout: 0)
+                passes += 1
+            }
+            pthread_join(setter, nil)
+            loop.run(mode: .default, timeout: 0)   // the setter's last date is past: it fires
+            let last = base.advanced(by: .seconds(50))
+            timer.setNextFireDate(last)
+            let fired = fires.withLock { $0 }
+            seen.withLock {
+                $0 = ["setter done \(setterDone.load(ordering: .acquiring))", "fired \(fired > 0)",
+                      "timer \(timer.nextFireDate == last)", "mode \(loop.nextTimerFireDate(in: .default) == last)"]
+            }
+            timer.invalidate()
+        }
+        #expect(seen.withLock { $0 } == ["setter done true", "fired true", "timer true", "mode true"])
     }
 
     @Test("W1: stop from another thread ends the sleeping run")
