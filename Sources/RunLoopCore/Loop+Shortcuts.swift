@@ -48,9 +48,11 @@ extension Loop {
     /// thread's work that would have come between the two counts as coming before the first
     /// or after the second, as it could have in CF, and the run reads the queues, the flags and
     /// the timers of its wait under the lock as before. Saves a lock round trip per run whose
-    /// first pass fires a timer or finds nothing: 47 instructions (1,897 → 1,850, the re-armed
-    /// due timer). Held equivalent by RunAndPassRuleTests' pass order tests, the TimerRules
-    /// tests and the differential suite, whose runs mostly begin this way.
+    /// first pass fires a timer or finds nothing: 118 instructions (1,897 → 1,779, the re-armed
+    /// due timer, 2026-11-27); the check costs the runs that do not take it 8–12. Held
+    /// equivalent by RunAndPassRuleTests "L-b a due timer fires only after the (polling) wait,
+    /// never at BeforeTimers", the TimerRules tests and the differential suite's timer runs,
+    /// which begin this way.
     @inline(__always)
     func firstTopIsEmpty(_ run: RunContext, _ firstBlocks: EarlyBlocks) -> Bool {
         guard case .detached(isCommon: nil) = firstBlocks else { return false }
