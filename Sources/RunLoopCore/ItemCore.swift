@@ -50,7 +50,7 @@ final class ItemCore: Sendable {
 
     /// The loop holding the valid item in some mode. Call with `lock` held.
     var firstLoopLocked: Loop? {
-        guard isInSomeModeLocked else { return nil }
+        guard valid, boundModes > 0 else { return nil }
         return boundLoop
     }
 
@@ -60,10 +60,6 @@ final class ItemCore: Sendable {
         guard boundModes > 0 else { return nil }
         return boundLoop
     }
-
-    /// Whether the item is valid and some mode of `boundLoop` holds it, answered without
-    /// loading the weak reference. Call with `lock` held.
-    var isInSomeModeLocked: Bool { valid && boundModes > 0 }
 
     /// Whether `loop` may take the item: it is valid and not bound to another loop. Call with
     /// the loop's lock held.
