@@ -259,11 +259,15 @@ extension Loop {
     func moveTimer(_ timer: LoopTimer, to date: UInt64) -> Bool {
         let held = lock.lock()
         let waiting = held.loop.sleeping
-        let moved = timer.core.lock.withLock {
-            let here = timer.forEachSlotLocked(ofLoop: identity) { _ in }
-            guard here || timer.core.boundModes == 0 else { return false }
+        let moved = timer.core.lock.withLock { () -> Bool in
+            // The usual case, a valid timer in this loop's modes, walks its slots once.
+            if timer.core.valid && reposition(timer, at: date, waiting: waiting, held) {
+                timer.setFireDateLocked(date)
+                return true
+            }
+            // Otherwise only the date changes, unless modes of another loop hold the timer.
+            guard timer.core.boundModes == 0 || timer.forEachSlotLocked(ofLoop: identity, { _ in }) else { return false }
             timer.setFireDateLocked(date)
-            if here && timer.core.valid { reposition(timer, waiting: waiting, held) }
             return true
         }
         if waiting { held.unlockReporting() } else { held.unlock() }
@@ -276,7 +280,13 @@ extension Loop {
     /// loop holds the timer.
     @inline(__always) @discardableResult
     func reposition(_ timer: LoopTimer, waiting: Bool, _ held: borrowing LoopLock.Held) -> Bool {
-        let date = timer.fireDate
+        reposition(timer, at: timer.fireDate, waiting: waiting, held)
+    }
+
+    /// `reposition` to `date`, which the caller then makes the timer's: its modes' queues and
+    /// the timer change in one critical section.
+    @inline(__always)
+    private func reposition(_ timer: LoopTimer, at date: UInt64, waiting: Bool, _ held: borrowing LoopLock.Held) -> Bool {
         let tolerance = timer.effectiveToleranceNsLocked
         return timer.forEachSlotLocked(ofLoop: identity) { slot in
             slot.mode._withUnsafeGuaranteedRef { state in
