@@ -156,10 +156,10 @@ extension Loop {
     func runDetachedBlocks(_ run: RunContext, isCommon known: Bool) -> Bool {
         var isCommon = known
         let mode = run.mode
-        // Each block runs from its place in the detached queue (no copy, so no retain and
-        // release of its closure, label and modes); survivors are swapped forward in order and
-        // the blocks that ran, now at the end, are dropped together. Only this run's frame
-        // uses this scratch queue: a nested run has a frame of its own.
+        // Each block runs from its place in the detached queue, its work moved out (no copy,
+        // so no retain and release of its closure, label and modes); survivors are swapped
+        // forward in order and the blocks that ran, now at the end, are dropped together. Only
+        // this run's frame uses this scratch queue: a nested run has a frame of its own.
         var ran = false
         let kept = run.frame.scratch.pointee.blocks.withUnsafeMutableBufferPointer { blocks -> Int in
             var kept = 0
@@ -167,7 +167,7 @@ extension Loop {
                 if blocks[index].targets(mode.mode)
                     || (blocks[index].targetsCommon && isCommonNow(mode, &isCommon)) {
                     ran = true
-                    callOutToBlock(blocks[index], mode.mode)  // B4: one callout per block
+                    callOutToBlock(in: blocks.baseAddress! + index, mode.mode)  // B4: one callout per block
                 } else {
                     if kept != index { blocks.swapAt(kept, index) }
                     kept += 1

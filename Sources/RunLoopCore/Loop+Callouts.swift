@@ -23,13 +23,17 @@ extension Loop {
     /// code, `didCallOut`, end event. The interceptor runs INSIDE the callout's span, so work it
     /// does at the end of a callout (a flush-if-too-late commit, a per-callout pool pop) shows up
     /// in traces within that callout, as UIKit's flush does inside `__handleEventQueue`.
+    /// The label is read only when something is installed: a copy of it read from a queue's
+    /// storage is a retain and a release.
     @inline(__always)
-    func callOut(_ kind: LoopEvent.Callout, _ label: String, _ mode: Loop.Mode, _ body: () -> Void) {
+    func callOut(_ kind: LoopEvent.Callout, _ label: @autoclosure () -> String, _ mode: Loop.Mode,
+                 _ body: () -> Void) {
         // The common case, nothing installed: no existential is loaded or retained.
         guard owned.wrapsCallouts else {
             body()
             return
         }
+        let label = label()
         let interceptor = owned.activeInterceptor
         emit(.calloutBegin(kind), label, mode)
         interceptor?.willCallOut(kind, label: label, loop: self)
@@ -46,15 +50,19 @@ extension Loop {
         observer.callout(observer, activity)
     }
 
+    /// Runs the block in `slot`, whose work it takes (the block stays, `.taken`, until its
+    /// queue drops it).
     @inline(never)
-    func callOutToBlock(_ block: PendingBlock, _ mode: Loop.Mode) {
-        switch block.work {
+    func callOutToBlock(in slot: UnsafeMutablePointer<PendingBlock>, _ mode: Loop.Mode) {
+        switch slot.pointee.takeWork() {
         case .closure(let work):
-            callOut(.block, block.label, mode) { __RLK_IS_CALLING_OUT_TO_A_BLOCK__(work) }
+            callOut(.block, slot.pointee.label, mode) { __RLK_IS_CALLING_OUT_TO_A_BLOCK__(work) }
         case .job(let job):
-            callOut(.job, block.label, mode) { __RLK_IS_CALLING_OUT_TO_A_JOB__(job) }
+            callOut(.job, slot.pointee.label, mode) { __RLK_IS_CALLING_OUT_TO_A_JOB__(job) }
         case .taskJob(let job):
-            callOut(.job, block.label, mode) { __RLK_IS_CALLING_OUT_TO_A_TASK_JOB__(job) }
+            callOut(.job, slot.pointee.label, mode) { __RLK_IS_CALLING_OUT_TO_A_TASK_JOB__(job) }
+        case .taken:
+            preconditionFailure("a block's work was called out twice")
         }
     }
 

@@ -154,7 +154,7 @@ extension Loop {
         switch block.work {
         case .job(let job): __RLK_IS_CALLING_OUT_TO_A_JOB__(job)
         case .taskJob(let job): __RLK_IS_CALLING_OUT_TO_A_TASK_JOB__(job)
-        case .closure: break
+        case .closure, .taken: break
         }
     }
 

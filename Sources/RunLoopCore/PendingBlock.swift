@@ -27,10 +27,12 @@ struct PendingBlock {
         case closure(@Sendable () -> Void)
         case job(UnownedJob)
         case taskJob(UnownedJob)
+        /// Taken by its callout (`takeWork`): the block has run and waits to be dropped.
+        case taken
     }
     let target: Target
     let label: String
-    let work: Work
+    private(set) var work: Work
 
     init(target: Target, label: String, work: @escaping @Sendable () -> Void) {
         self.target = target
@@ -62,8 +64,18 @@ struct PendingBlock {
     var job: UnownedJob? {
         switch work {
         case .job(let job), .taskJob(let job): return job
-        case .closure: return nil
+        case .closure, .taken: return nil
         }
+    }
+
+    /// Moves the work out for its callout, leaving `.taken`. Calling the work from a copy
+    /// retained and released its closure twice (an atomic operation each) for every block;
+    /// a value moved out of the queue's storage needs neither.
+    @inline(__always)
+    mutating func takeWork() -> Work {
+        var taken = Work.taken
+        swap(&work, &taken)
+        return taken
     }
 
     /// Whether the block names the common-modes pseudo-mode.
