@@ -52,6 +52,7 @@ public final class Loop: Sendable {
     /// every callout.
     @exclusivity(unchecked) nonisolated(unsafe) var owned = LoopOwnedState()
 
+    /// L3's count of passes: written by the owner thread only (`countPass`), read by any.
     let passCounter = Atomic<UInt64>(0)
 
     /// The sink and interceptor as configured (any thread, under its own lock) and the version
