@@ -24,7 +24,7 @@ extension Loop {
     @discardableResult
     public func perform(inMode mode: Loop.Mode = .default, label: String = "block",
                         _ block: @escaping @Sendable () -> Void) -> Bool {
-        enqueue(PendingBlock(target: .one(mode), label: label, work: block), modes: CollectionOfOne(mode))
+        enqueue(inMode: mode, label: label, work: block)
     }
 
     /// Queues a block for the next run of any of `modes` (B1). Returns false when the block
@@ -86,6 +86,39 @@ extension Loop {
         return submit(label: label) { owned() }
     }
 
+    /// Queues a block for one mode (B1), creating it; false, with a diagnostic, when the loop's
+    /// thread has exited. The block is made under the lock, where its mode is looked up
+    /// anyway: it targets the mode's state, not its name.
+    private func enqueue(inMode name: Loop.Mode, label: String, work: @escaping @Sendable () -> Void) -> Bool {
+        let held = lock.lock()
+        guard !held.loop.tornDown else {
+            held.unlock()
+            reportBlockAfterTeardown(label: label)
+            return false
+        }
+        if name.isCommonModes {
+            appendBlock(PendingBlock(target: .common, label: label, work: work), held)
+        } else if let state = lastLookedUp(name, held) ?? modeState(name, create: false, held).map(Unmanaged.passUnretained) {
+            appendBlock(PendingBlock(target: .mode(state), label: label, work: work), held)
+        } else {
+            return enqueueCreatingMode(name, label: label, work: work, held)
+        }
+        held.unlock()
+        return true
+    }
+
+    /// `enqueue(inMode:)` when the mode does not exist yet: creates it (B1), or names it when
+    /// it cannot be made now. Out of line, as `enqueueCreatingModes`.
+    @inline(never)
+    private func enqueueCreatingMode(_ name: Loop.Mode, label: String, work: @escaping @Sendable () -> Void,
+                                     _ held: consuming LoopLock.Held) -> Bool {
+        let target: PendingBlock.Target = modeState(name, create: true, held).map { .mode(Unmanaged.passUnretained($0)) }
+            ?? .named(name)
+        appendBlock(PendingBlock(target: target, label: label, work: work), held)
+        held.unlockReporting()
+        return true
+    }
+
     /// Queues a block or a job (B1), creating its modes; false, with a diagnostic, when the
     /// loop's thread has exited. The block is consumed: it moves into the queue without a copy
     /// (no retain of its closure, label and modes, and no release of the caller's copy).
@@ -130,10 +163,24 @@ extension Loop {
     func hasBlock(for state: ModeState, _ held: borrowing LoopLock.Held) -> Bool {
         guard !held.loop.queues.blocks.isEmpty else { return false }
         let isCommon = held[state].isCommon
-        // Through the buffer: each block is looked at in place, not copied out.
-        return held.loop.queues.blocks.withUnsafeBufferPointer { blocks in
-            blocks.contains { $0.matches(state.mode, isCommon: isCommon) }
+        // Through the buffer: each block is looked at in place, not copied out. The blocks
+        // that name their modes are compared by name only when no other block matched: a
+        // string comparison in the first walk made it retain and release the queue's storage.
+        let me = Unmanaged.passUnretained(state)
+        let byIdentity = held.loop.queues.blocks.withUnsafeBufferPointer { blocks in
+            var found = false, named = false
+            for index in blocks.indices {
+                switch blocks[index].target {
+                case .mode(let other): found = other.toOpaque() == me.toOpaque()
+                case .common: found = isCommon
+                case .named, .several: named = true
+                }
+                if found { break }
+            }
+            return found ? true : named ? nil : false
         }
+        if let byIdentity { return byIdentity }
+        return held.loop.queues.blocks.contains { $0.matches(me, state.mode, isCommon: isCommon) }
     }
 
     /// B2: detach the queue, run the blocks for this mode in FIFO order with the lock released,
@@ -164,7 +211,7 @@ extension Loop {
         let kept = run.frame.scratch.pointee.blocks.withUnsafeMutableBufferPointer { blocks -> Int in
             var kept = 0
             for index in blocks.indices {
-                if blocks[index].targets(mode.mode)
+                if blocks[index].targets(Unmanaged.passUnretained(mode), mode.mode)
                     || (blocks[index].targetsCommon && isCommonNow(mode, &isCommon)) {
                     ran = true
                     callOutToBlock(in: blocks.baseAddress! + index, mode.mode)  // B4: one callout per block

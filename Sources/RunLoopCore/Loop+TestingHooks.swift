@@ -17,7 +17,7 @@ extension Loop {
         guard mirrors.hasBlocks else { return false }
         return lock.withLock { held in
             let isCommon = held.loop.commonModeNames.contains(mode)
-            return held.loop.queues.blocks.contains { $0.matches(mode, isCommon: isCommon) }
+            return held.loop.queues.blocks.contains { $0.matches(named: mode, isCommon: isCommon) }
         }
     }
 

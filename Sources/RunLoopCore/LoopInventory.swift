@@ -35,12 +35,7 @@ extension Loop {
                     fileSources: held[state].files.values.sorted { $0.core.id < $1.core.id },
                     timers: held[state].timers.inFiringOrder)
             }
-            let blocks = held.loop.queues.blocks.map { block -> (label: String, modes: [Loop.Mode]) in
-                switch block.target {
-                case .one(let mode): (block.label, [mode])
-                case .several(let modes): (block.label, modes)
-                }
-            }
+            let blocks = held.loop.queues.blocks.map { block in (label: block.label, modes: block.target.modes) }
             return LoopInventory(modes: modes, pendingBlocks: blocks,
                                  pendingAsyncLabels: held.loop.queues.asyncWork.map(\.label))
         }

@@ -18,7 +18,7 @@ struct LoopGuardedState {
     var queues = LoopQueues()
     /// The modes whose passes run Swift Concurrency jobs (`jobModes`), as the target each job
     /// takes.
-    var jobTarget = PendingBlock.Target.one(.common)
+    var jobTarget = PendingBlock.Target.common
     /// Every mode `jobTarget` names exists (`.common` needs none). Modes are never removed
     /// (M1), so from then on a job's enqueue looks up no mode.
     var jobModesExist = true

@@ -6,16 +6,34 @@ struct Source0Pick {
 
 /// A block waiting for a matching mode (B1).
 struct PendingBlock {
+    /// The modes whose passes run the block.
     enum Target {
-        case one(Loop.Mode), several([Loop.Mode])
+        /// One mode of the loop, by its state: matched by identity, and queued and dropped
+        /// without a retain and release of its name. The loop never removes a mode (M1), so
+        /// the state outlives every block of the loop's queue.
+        case mode(Unmanaged<ModeState>)
+        /// Every common mode (`.common`, B2).
+        case common
+        /// One mode by name: a mode that could not be created, or `jobModes` with one mode.
+        case named(Loop.Mode)
+        /// Several modes by name (`perform(inModes:)`, `jobModes`); `.common` may be one.
+        case several([Loop.Mode])
 
-        /// `.one` for a single mode.
-        init(modes: [Loop.Mode]) { self = modes.count == 1 ? .one(modes[0]) : .several(modes) }
+        /// `.common`, `.named` or `.several` for the modes named.
+        init(modes: [Loop.Mode]) {
+            if modes.count != 1 {
+                self = .several(modes)
+            } else {
+                self = modes[0].isCommonModes ? .common : .named(modes[0])
+            }
+        }
 
-        /// The modes named.
+        /// The modes named. Loop lock held (a `.mode` target reads its state's name).
         var modes: [Loop.Mode] {
             switch self {
-            case .one(let mode): return [mode]
+            case .mode(let state): return [state._withUnsafeGuaranteedRef { $0.mode }]
+            case .common: return [.common]
+            case .named(let mode): return [mode]
             case .several(let modes): return modes
             }
         }
@@ -46,17 +64,32 @@ struct PendingBlock {
         self.work = asTaskExecutor ? .taskJob(job) : .job(job)
     }
 
-    /// B2: the block's mode is the current mode, or `.common` and the current mode is common.
-    func matches(_ mode: Loop.Mode, isCommon: Bool) -> Bool {
-        targets(mode) || (isCommon && targetsCommon)
+    /// B2: the block targets `state` (whose name is `name`) itself, or `.common` while `state`
+    /// is common. The state is lent (`Unmanaged`) and its name passed beside it: a strong
+    /// reference captured by a search's closure was a retain and a release of it.
+    func matches(_ state: Unmanaged<ModeState>, _ name: Loop.Mode, isCommon: Bool) -> Bool {
+        targets(state, name) || (isCommon && targetsCommon)
     }
 
-    /// Whether the block names `mode` itself.
-    @inline(__always)
-    func targets(_ mode: Loop.Mode) -> Bool {
+    /// B2 for a mode known by name only (it may not exist): the block names `mode` itself, or
+    /// `.common` while `mode` is common. Loop lock held.
+    func matches(named mode: Loop.Mode, isCommon: Bool) -> Bool {
         switch target {
-        case .one(let m): return m == mode
-        case .several(let ms): return ms.contains(mode)
+        case .mode(let state): return state._withUnsafeGuaranteedRef { $0.mode == mode }
+        case .common: return isCommon
+        case .named(let own): return own == mode
+        case .several(let modes): return modes.contains(mode) || (isCommon && modes.contains(.common))
+        }
+    }
+
+    /// Whether the block names `state`, whose name is `name`, itself.
+    @inline(__always)
+    func targets(_ state: Unmanaged<ModeState>, _ name: Loop.Mode) -> Bool {
+        switch target {
+        case .mode(let own): return own.toOpaque() == state.toOpaque()
+        case .common: return false
+        case .named(let mode): return mode == name
+        case .several(let modes): return modes.contains(name)
         }
     }
 
@@ -82,8 +115,9 @@ struct PendingBlock {
     @inline(__always)
     var targetsCommon: Bool {
         switch target {
-        case .one(let m): return m == .common
-        case .several(let ms): return ms.contains(.common)
+        case .common: return true
+        case .mode, .named: return false
+        case .several(let modes): return modes.contains(.common)
         }
     }
 }

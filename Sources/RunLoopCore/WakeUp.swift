@@ -307,7 +307,7 @@ extension Loop {
         let waiting = lock.withLock { held -> String? in
             guard !wakeUpFlags.hasWritesInFlight else { return nil }   // its write is on its way
             let isCommon = held[run.mode].isCommon
-            if held.loop.queues.blocks.contains(where: { $0.job != nil && $0.matches(run.mode.mode, isCommon: isCommon) }) {
+            if held.loop.queues.blocks.contains(where: { $0.job != nil && $0.matches(Unmanaged.passUnretained(run.mode), run.mode.mode, isCommon: isCommon) }) {
                 return "a Swift Concurrency job"
             }
             if !isMainLoop && run.asyncPort != nil && !held.loop.queues.asyncWork.isEmpty { return "submitted work" }

@@ -54,6 +54,32 @@ extension FaultInjectionTests {
         #expect(trace.all == ["performed"])
     }
 
+    @Test("a block performed for a mode that cannot be created waits for it by name: the mode's first run after it exists runs the block")
+    func blockForAModeNotMadeYet() {
+        let loop = Loop(clock: VirtualClock())
+        let mode = Loop.Mode("fault-block-mode")
+        let trace = Trace()
+        var queued = false
+        let seen = diagnostics(mentioning: "fault-block") {
+            queued = InjectedFaults.with(Fault(.epollCreate, EMFILE)) {
+                loop.perform(inMode: mode, label: "fault-block") { trace.add("ran") }
+            }
+        }
+        #expect(queued, "the block is queued; only its mode is missing")
+        #expect(seen.map(\.id) == [.systemCallFailed, .modeUnavailable], "\(seen)")
+        #expect(!loop.allModes.contains(mode))
+        #expect(loop.hasPendingBlocks(for: mode))
+        #expect(loop.inventory.pendingBlocks.map(\.modes) == [[mode]])
+        // A source's add makes the mode now; its run finds the block by the mode's name.
+        let source = LoopSource(label: "fault-block-source") {}
+        #expect(loop.add(source, mode: mode) == .added)
+        #expect(loop.run(mode: .default, timeout: 0) == .finished, "not a block of the default mode")
+        #expect(trace.all.isEmpty)
+        loop.run(mode: mode, timeout: 0)
+        #expect(trace.all == ["ran"])
+        #expect(!loop.hasPendingBlocks(for: mode))
+    }
+
     @Test("a common mode that cannot be created: the common add is refused for it, the default mode still gets the item")
     func commonModeCreationFails() {
         let loop = Loop(clock: VirtualClock())
