@@ -96,6 +96,8 @@ extension Loop {
             reportBlockAfterTeardown(label: label)
             return false
         }
+        // The cached lookup first: `modeState` returns a strong reference, a retain and a
+        // release.
         if name.isCommonModes {
             appendBlock(PendingBlock(target: .common, label: label, work: work), held)
         } else if let state = lastLookedUp(name, held) ?? modeState(name, create: false, held).map(Unmanaged.passUnretained) {
@@ -177,7 +179,7 @@ extension Loop {
                 }
                 if found { break }
             }
-            return found ? true : named ? nil : false
+            return found ? true : named ? nil : false   // nil: a block that names its modes may match
         }
         if let byIdentity { return byIdentity }
         return held.loop.queues.blocks.contains { $0.matches(me, state.mode, isCommon: isCommon) }
