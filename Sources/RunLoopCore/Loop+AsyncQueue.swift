@@ -177,11 +177,13 @@ extension Loop {
             takeAsyncWork(into: &scratch.pointee.async, held)
             if let descriptor = held.loop.asyncFD { drainCounter(descriptor.raw, "the async queue's descriptor").deferred(held) }
         }
-        var index = 0
-        while index < scratch.pointee.async.count {
-            let item = scratch.pointee.async[index]
-            index += 1
-            callOut(.mainQueue, item.label, run.mode.mode) { item.work() }
+        // Each item's work is moved out of the drained list, which only this run's frame uses
+        // (a nested run drains into a frame of its own).
+        scratch.pointee.async.withUnsafeMutableBufferPointer { items in
+            for index in items.indices {
+                let work = items[index].takeWork()
+                callOut(.mainQueue, items[index].label, run.mode.mode) { work() }
+            }
         }
         scratch.pointee.async.truncate(to: 0)
         lock.withLock { $0.loop.insideAsyncDrain -= 1 }

@@ -122,9 +122,28 @@ struct PendingBlock {
     }
 }
 
+/// Work from `submit`, queued until a pass drains the async queue (X4).
 struct AsyncWork {
     let label: String
-    let work: @Sendable () -> Void
+    private(set) var work: @Sendable () -> Void
+
+    init(label: String, work: @escaping @Sendable () -> Void) {
+        self.label = label
+        self.work = work
+    }
+
+    /// Moves the work out for its callout, leaving a closure that does nothing: as with a
+    /// block's (`PendingBlock.takeWork`), a copy would retain and release the closure.
+    @inline(__always)
+    mutating func takeWork() -> @Sendable () -> Void {
+        var taken: @Sendable () -> Void = AsyncWork.taken
+        swap(&work, &taken)
+        return taken
+    }
+
+    /// What a drained item holds until the queue drops it; a function, so it has no context
+    /// to retain.
+    private static func taken() {}
 }
 
 extension Array {
