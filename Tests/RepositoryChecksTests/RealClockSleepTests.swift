@@ -50,51 +50,6 @@ enum RealClockSleeps {
     }
 }
 
-/// The code of Swift source, line by line: comments and the contents of string literals are
-/// blanked out, so a message or a doc comment that names a sleep is not one.
-struct SwiftCode {
-    private enum State { case code, blockComment(depth: Int), string, multilineString }
-
-    static func lines(of source: String) -> [String] {
-        var state = State.code
-        var result: [String] = []
-        for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
-            let scalars = Array(line.unicodeScalars)
-            var code = String.UnicodeScalarView()
-            var index = 0
-            func at(_ offset: Int) -> Unicode.Scalar? { index + offset < scalars.count ? scalars[index + offset] : nil }
-            while index < scalars.count {
-                let c = scalars[index]
-                switch state {
-                case .code:
-                    if c == "/" && at(1) == "/" { index = scalars.count; continue }
-                    if c == "/" && at(1) == "*" { state = .blockComment(depth: 1); index += 2; continue }
-                    if c == "\"" && at(1) == "\"" && at(2) == "\"" { state = .multilineString; index += 3; continue }
-                    if c == "\"" { state = .string; code.append(" "); index += 1; continue }
-                    code.append(c)
-                case .blockComment(let depth):
-                    if c == "*" && at(1) == "/" {
-                        state = depth == 1 ? .code : .blockComment(depth: depth - 1)
-                        index += 2
-                        continue
-                    }
-                    if c == "/" && at(1) == "*" { state = .blockComment(depth: depth + 1); index += 2; continue }
-                case .string:
-                    if c == "\\" { index += 2; continue }
-                    if c == "\"" { state = .code }
-                case .multilineString:
-                    if c == "\\" { index += 2; continue }
-                    if c == "\"" && at(1) == "\"" && at(2) == "\"" { state = .code; index += 3; continue }
-                }
-                index += 1
-            }
-            if case .string = state { state = .code }   // a single-line literal ends with its line
-            result.append(String(code))
-        }
-        return result
-    }
-}
-
 @Suite("RepositoryChecks: real-clock sleeps in tests")
 struct RealClockSleepTests {
     @Test("No test sleeps on a real clock outside RealClockSleepInputs.swift")
@@ -103,7 +58,7 @@ struct RealClockSleepTests {
         var allowedFileSleeps = 0
         for path in RealClockSleeps.swiftFiles() {
             let source = try String(contentsOf: RepositoryText.root.appendingPathComponent(path), encoding: .utf8)
-            for (index, code) in SwiftCode.lines(of: source).enumerated() {
+            for (index, code) in SourceProse(isC: false).code(of: source).enumerated() {
                 let kinds = RealClockSleeps.matches(in: code)
                 guard !kinds.isEmpty else { continue }
                 if path == RealClockSleeps.allowedFile {
@@ -130,7 +85,7 @@ struct RealClockSleepTests {
             "_ = sleep(1)",
         ]
         for sample in samples {
-            #expect(!RealClockSleeps.matches(in: SwiftCode.lines(of: sample)[0]).isEmpty, "\(sample)")
+            #expect(!RealClockSleeps.matches(in: SourceProse(isC: false).code(of: sample)[0]).isEmpty, "\(sample)")
         }
         let notSleeps = [
             "try await test.clock.sleep(for: .seconds(1))           // a virtual clock",
@@ -139,7 +94,7 @@ struct RealClockSleepTests {
             "let sleepingTaskCount = clock.sleepingTaskCount",
         ]
         for sample in notSleeps {
-            #expect(RealClockSleeps.matches(in: SwiftCode.lines(of: sample)[0]).isEmpty, "\(sample)")
+            #expect(RealClockSleeps.matches(in: SourceProse(isC: false).code(of: sample)[0]).isEmpty, "\(sample)")
         }
     }
 }

@@ -85,13 +85,24 @@ struct SourceProse {
 
     /// One entry per line of `source`: that line's prose segments joined with " ¦ ".
     func prose(of source: String) -> [String] {
+        lines(of: source).map(\.prose)
+    }
+
+    /// One entry per line of `source`: that line's code, each comment left out and each string
+    /// literal a single space, so a message or a doc comment that names a call is not one.
+    func code(of source: String) -> [String] {
+        lines(of: source).map(\.code)
+    }
+
+    private func lines(of source: String) -> [(prose: String, code: String)] {
         let lines = source.split(separator: "\n", omittingEmptySubsequences: false).map { Array($0.unicodeScalars) }
         var state = State.code
-        var result: [String] = []
+        var result: [(prose: String, code: String)] = []
         result.reserveCapacity(lines.count)
         for scalars in lines {
             var segments: [String] = []
             var current = String.UnicodeScalarView()
+            var code = String.UnicodeScalarView()
             var index = 0
             func peek(_ offset: Int) -> Unicode.Scalar? {
                 index + offset < scalars.count ? scalars[index + offset] : nil
@@ -124,12 +135,15 @@ struct SourceProse {
                         continue
                     } else if c == "\"" {
                         state = .string
+                        code.append(" ")
                     } else if c == "'" && isC {
                         // A C character literal: skip it whole ('"' must not open a string).
                         index += 1
                         while index < scalars.count && scalars[index] != "'" {
                             index += scalars[index] == "\\" ? 2 : 1
                         }
+                    } else {
+                        code.append(c)
                     }
                 case .blockComment(let depth):
                     if c == "*" && peek(1) == "/" {
@@ -186,7 +200,7 @@ struct SourceProse {
             case .code:
                 break
             }
-            result.append(segments.joined(separator: " ¦ "))
+            result.append((segments.joined(separator: " ¦ "), String(code)))
         }
         return result
     }
