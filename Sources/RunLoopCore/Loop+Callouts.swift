@@ -351,41 +351,54 @@ extension Loop {
     /// lock taken again after it.
     private func doTimer(_ timer: LoopTimer, _ state: ModeState, limit: UInt64,
                          _ held: inout LoopLock.Held) -> Bool {
-        // The loop's lock alone (the lock rule of `LoopTimer.fireDate`): one critical section
-        // checks the timer, marks it firing and re-arms its modes without it (T5.2).
+        // The loop's lock alone (it owns the timer's schedule): one critical section checks the
+        // timer, marks it firing and re-arms its modes without it (T5.2).
         guard let started = startFiring(timer, limit: limit, held) else { return false }
-        let timerLock = timer.core.lock
         held.unlock()
         callOut(.timer, timer.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_TIMER__(timer) }
         if started.oneShot { timer.invalidate() }
         // Catch-up coalescing on the original grid (T5.6) needs the time after the callout.
         let now = started.oneShot ? 0 : clockNanoseconds()
         held = lock.lock()
-        timerLock.lock()
-        defer { timerLock.unlock() }
         timer.firing = false
-        if timer.core.valid {
-            if !timer.rescheduledInCallout {
-                let interval = timer.intervalNs
-                var next = started.old
-                if next <= now {
-                    let missed = (now - next) / interval + 1
-                    let (product, overflow) = missed.multipliedReportingOverflow(by: interval)
-                    next = overflow ? .max : Nanoseconds.add(next, product)
-                } else {
-                    next = Nanoseconds.add(next, interval)
-                }
-                timer.fireDate = next
+        if timer.isScheduled(in: self, held) {
+            // Still in this loop's modes: the loop's lock alone, as before the callout.
+            if timer.core.isValid {
+                finishFiring(timer, started: started.old, now: now)
+                reposition(timer, waiting: false, held)   // the loop's own thread, in its pass: not waiting
             }
-            timer.rescheduledInCallout = false
-            reposition(timer, waiting: false, held)   // the loop's own thread, in its pass: not waiting
+        } else {
+            // The callout took it out of this loop's modes: the timer's lock owns its schedule.
+            timer.core.lock.withLock {
+                if timer.core.valid { finishFiring(timer, started: started.old, now: now) }
+            }
         }
         return true
     }
 
-    /// T5.2, with the loop's lock held (enough for the timer's date and slots in this loop's
-    /// modes: the lock rule of `LoopTimer.fireDate`): a timer that is valid, due and not firing
-    /// is marked firing, and its modes re-arm without it; its date and whether it is one-shot.
+    /// T5 after the callout, as the owner of the timer's schedule: a date set in the callout
+    /// stands; otherwise the next date on the original grid after `now`, missed ticks skipped.
+    @inline(__always)
+    private func finishFiring(_ timer: LoopTimer, started old: UInt64, now: UInt64) {
+        if !timer.rescheduledInCallout {
+            let interval = timer.intervalNs
+            var next = old
+            if next <= now {
+                let missed = (now - next) / interval + 1
+                let (product, overflow) = missed.multipliedReportingOverflow(by: interval)
+                next = overflow ? .max : Nanoseconds.add(next, product)
+            } else {
+                next = Nanoseconds.add(next, interval)
+            }
+            timer.setFireDate(next)
+        }
+        timer.rescheduledInCallout = false
+    }
+
+    /// T5.2, with the loop's lock held (enough: the timer comes from this loop's queue, so the
+    /// loop owns its schedule, the lock rule in `LoopTimer`): a timer that is valid, due and not
+    /// firing is marked firing, and its modes re-arm without it; its date and whether it is
+    /// one-shot.
     /// Nil when it does not fire (left this loop's modes, invalid, not due, firing in an outer
     /// run).
     @inline(__always)

@@ -101,7 +101,7 @@ extension Loop {
     public func nextTimerFireDate(in mode: Loop.Mode) -> LoopInstant? {
         lock.withLock { held in
             guard let state = held.loop.modes[mode], let first = held[state].timers.first else { return nil }
-            return LoopInstant(nanoseconds: first.core.lock.withLock { first.fireDate })
+            return LoopInstant(nanoseconds: first.fireDate)
         }
     }
 
@@ -240,41 +240,36 @@ extension Loop {
         held.unlockReporting()
     }
 
-    /// T6 for `setNextFireDate` called on the thread of the loop the timer was added to, which
-    /// keeps that loop alive: no weak load of the loop (a loop with weak references retains and
-    /// releases on a slow path), and its lock and the timer's taken once each, where the general
-    /// path takes the timer's lock once more to find the loop. False when the calling thread's
-    /// loop does not hold the timer; the caller then takes the general path.
+    /// T6 for `setNextFireDate` called on the thread of the loop whose modes hold the timer,
+    /// which keeps that loop alive: no weak load of the loop (a loop with weak references
+    /// retains and releases on a slow path). False when the calling thread's loop does not own
+    /// the timer's schedule; the caller then takes the general path.
     static func moveTimerOnCurrentLoop(_ timer: LoopTimer, to date: UInt64) -> Bool {
-        let home = timer.homeLoopHint.load(ordering: .relaxed)
-        guard home != 0 else { return false }
+        let owner = timer.scheduleLoop.load(ordering: .relaxed)
+        guard owner != 0 else { return false }
         return withCurrentIfMade { loop in
-            loop.identity == home && loop.moveTimer(timer, to: date)
+            loop.identity == owner && loop.moveTimer(timer, to: date)
         } ?? false
     }
 
-    /// Sets the timer's date and, if it is valid, repositions it in this loop's modes, both
-    /// locks held; false, changing nothing, when modes of another loop hold the timer (the
-    /// lock rule of `LoopTimer.fireDate`).
+    /// Sets the timer's date and, if it is valid, repositions it in this loop's modes, under
+    /// this loop's lock alone; false, changing nothing, when this loop does not own the
+    /// timer's schedule (its modes do not hold the timer: the lock rule of the schedule).
     func moveTimer(_ timer: LoopTimer, to date: UInt64) -> Bool {
         let held = lock.lock()
-        let waiting = held.loop.sleeping
-        let moved = timer.core.lock.withLock { () -> Bool in
-            // The usual case, a valid timer in this loop's modes, walks its slots once.
-            if timer.core.valid && reposition(timer, at: date, waiting: waiting, held) {
-                timer.setFireDateLocked(date)
-                return true
-            }
-            // Otherwise only the date changes, unless modes of another loop hold the timer.
-            guard timer.core.boundModes == 0 || timer.forEachSlotLocked(ofLoop: identity, { _ in }) else { return false }
-            timer.setFireDateLocked(date)
-            return true
+        guard timer.isScheduled(in: self, held) else {
+            held.unlock()
+            return false
         }
+        let waiting = held.loop.sleeping
+        if timer.core.isValid { reposition(timer, at: date, waiting: waiting, held) }
+        timer.setNextFireDateOwned(date)
         if waiting { held.unlockReporting() } else { held.unlock() }
-        return moved
+        return true
     }
 
-    /// `reposition` with the timer's lock held too: each of the timer's modes in this loop
+    /// `reposition` as the owner of the timer's schedule, or with the timer's lock held too:
+    /// each of the timer's modes in this loop
     /// moves it to its current date (counting as inserted last among timers of that date, T2)
     /// and re-arms, `waiting` as `ModeState.rearm` takes it. Returns whether a mode of this
     /// loop holds the timer.
@@ -285,9 +280,9 @@ extension Loop {
 
     /// `reposition` to `date`, which the caller then makes the timer's: its modes' queues and
     /// the timer change in one critical section.
-    @inline(__always)
+    @inline(__always) @discardableResult
     private func reposition(_ timer: LoopTimer, at date: UInt64, waiting: Bool, _ held: borrowing LoopLock.Held) -> Bool {
-        let tolerance = timer.effectiveToleranceNsLocked
+        let tolerance = timer.effectiveToleranceNs
         return timer.forEachSlotLocked(ofLoop: identity) { slot in
             slot.mode._withUnsafeGuaranteedRef { state in
                 held[state].timers.update(at: slot.index, date: date, tolerance: tolerance)

@@ -82,21 +82,13 @@ extension LoopTimer: ModeItem {
     }
     func insert(into state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) -> SystemCallError? {
         let slot = TimerSlot(loopID: loop.identity, mode: state)
-        let (date, tolerance) = core.lock.withLock {
-            placements.removeAll { $0.loopID != loop.identity }  // left by a loop dropped without tear-down
-            placements.append(slot)
-            return (fireDate, effectiveToleranceNsLocked)
-        }
-        homeLoopHint.store(loop.identity, ordering: .relaxed)
+        let (date, tolerance) = join(slot)
         held[state].timers.insert(self, date: date, tolerance: tolerance, slot: slot)
         state.rearm(waiting: held.loop.sleeping, held)  // T6: a sleeping run re-arms, no wake-up needed
         return nil
     }
     func erase(from state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) {
-        let slot: TimerSlot? = core.lock.withLock {
-            placements.firstIndex { $0.modeID == state.id }.map { placements.remove(at: $0) }
-        }
-        if let slot { held[state].timers.remove(at: slot.index) }
+        if let slot = leave(modeID: state.id, ofLoop: loop.identity) { held[state].timers.remove(at: slot.index) }
         state.rearm(waiting: held.loop.sleeping, held)
     }
 }

@@ -97,7 +97,7 @@ extension Loop {
             held[state].files.removeAll()
             let timers = held[state].timers.removeAll()
             for timer in timers {
-                timer.core.lock.withLock { timer.placements.removeAll { $0.modeID == state.id } }
+                _ = timer.leave(modeID: state.id, ofLoop: identity)
                 timer.core.unbind(self)
             }
             letGo.append(contentsOf: Array(ports) as [AnyObject])

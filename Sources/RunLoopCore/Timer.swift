@@ -21,35 +21,51 @@ public final class LoopTimer: Sendable {
     /// it (`ItemCore.boundLoop`), never two threads at once; hence `nonisolated(unsafe)`.
     nonisolated(unsafe) let callout: (LoopTimer) -> Void
     let core = ItemCore()
+    // The schedule: the date, whether the callout set one, the slots in modes' queues.
+    //
+    // Who may change it (the lock rule of the schedule): while modes of a loop hold the timer
+    // (`scheduleLoop` names that loop), the thread holding that loop's lock; otherwise the
+    // thread holding the timer's lock. The owner changes only with both locks held, when a mode
+    // of a loop takes the timer or drops it, so one owner at a time writes. That lets the loop's
+    // pass and a re-arm on the loop's thread take the loop's lock alone: a re-armed timer's pass
+    // used to take the timer's lock twice more, two of its six lock round trips.
+
     /// The date currently scheduled, in clock nanoseconds (or firing, inside the callout: T5).
-    ///
-    /// The lock rule of `fireDate`, `placements` and `rescheduledInCallout` (hence
-    /// `nonisolated(unsafe)`): read and written with `core.lock` held; and while modes of a loop
-    /// hold the timer, written only with that loop's lock held as well, so that the loop's pass
-    /// may read them, and write `rescheduledInCallout`, under its own lock alone (`startFiring`,
-    /// the check before a callout). Every writer takes the loop's lock before the timer's (the
-    /// lock order), through `Loop.moveTimer`, `ModeItem.insert`/`erase` or the pass.
-    nonisolated(unsafe) var fireDate: UInt64
+    /// Atomic, so any thread reads it without a lock (`nextFireDate`); written by the owner of
+    /// the schedule (above) through `setFireDate`.
+    var fireDate: UInt64 { fireDateStorage.load(ordering: .relaxed) }
+    private let fireDateStorage: Atomic<UInt64>
+    /// `setNextFireDate` was called during the callout: keep that date (T5). Written by the
+    /// owner of the schedule; atomic, so a read never races (the pass reads it as owner).
+    var rescheduledInCallout: Bool {
+        get { rescheduledFlag.load(ordering: .relaxed) }
+        set { rescheduledFlag.store(newValue, ordering: .relaxed) }
+    }
+    private let rescheduledFlag = Atomic<Bool>(false)
+    /// One slot per mode holding the timer (`TimerQueue`). Written with both locks held (the
+    /// loop's whose mode takes or drops the timer, and the timer's); read with either.
+    /// `nonisolated(unsafe)` for that rule; `@exclusivity(unchecked)`: the locks serialise
+    /// access, and every fire reads it twice.
+    @exclusivity(unchecked) nonisolated(unsafe) var placements: [TimerSlot] = []
+    /// The `identity` of the loop whose modes hold the timer, 0 when none: the owner of the
+    /// schedule. Written with that loop's lock and the timer's held, as the timer joins the
+    /// loop's first mode or leaves its last. So a thread holding loop L's lock that reads L's
+    /// identity here knows L's modes hold the timer until it lets L's lock go. (A loop freed
+    /// without tearing its modes down leaves its identity here; identities are never reused.)
+    /// Read without a lock by `setNextFireDate` to choose the owner's path.
+    let scheduleLoop = Atomic<UInt64>(0)
     /// Nanoseconds between fires; 0 for a one-shot timer.
     let intervalNs: UInt64
-    private nonisolated(unsafe) var toleranceNs: UInt64
-    /// Inside its callout (T5). Written under `core.lock`; atomic so the pass and `rearm` read
-    /// it without the timer's lock.
+    /// Written under the timer's lock (`setTolerance`, which then re-sorts the timer under both
+    /// locks); atomic, so the owner of the schedule reads it under the loop's lock alone.
+    private let toleranceStorage: Atomic<UInt64>
+    /// Inside its callout (T5). Written by the pass firing the timer; atomic, so `rearm` and
+    /// `setNextFireDate` read it without a lock.
     var firing: Bool {
         get { firingFlag.load(ordering: .relaxed) }
         set { firingFlag.store(newValue, ordering: .relaxed) }
     }
     private let firingFlag = Atomic<Bool>(false)
-    /// One slot per mode holding the timer (`TimerQueue`); the lock rule of `fireDate`.
-    /// `@exclusivity(unchecked)`: the locks serialise access; every fire reads it twice.
-    @exclusivity(unchecked) nonisolated(unsafe) var placements: [TimerSlot] = []
-    /// `setNextFireDate` was called during the callout: keep that date (T5). The lock rule of
-    /// `fireDate`.
-    nonisolated(unsafe) var rescheduledInCallout = false
-    /// The `identity` of the loop the timer was last added to, 0 before. Read without a lock
-    /// by `setNextFireDate` to choose its path on that loop's own thread; only a hint, which
-    /// that path checks again under both locks.
-    let homeLoopHint = Atomic<UInt64>(0)
 
     /// A timer first firing at `fireAt` on its loop's clock.
     ///
@@ -67,8 +83,8 @@ public final class LoopTimer: Sendable {
         guard interval >= .zero else { throw LoopError.negativeDuration(interval, what: "LoopTimer interval") }
         guard tolerance >= .zero else { throw LoopError.negativeDuration(tolerance, what: "LoopTimer tolerance") }
         self.intervalNs = min(Nanoseconds.from(interval), Nanoseconds.intervalLimit)
-        self.toleranceNs = Nanoseconds.from(tolerance)
-        self.fireDate = fireAt.nanoseconds
+        self.toleranceStorage = Atomic(Nanoseconds.from(tolerance))
+        self.fireDateStorage = Atomic(fireAt.nanoseconds)
         self.label = label
         self.callout = callout
     }
@@ -101,20 +117,20 @@ public final class LoopTimer: Sendable {
     }
 
     /// The next fire date; inside the callout, the date being fired (T5).
-    public var nextFireDate: LoopInstant { LoopInstant(nanoseconds: core.lock.withLock { fireDate }) }
+    public var nextFireDate: LoopInstant { LoopInstant(nanoseconds: fireDate) }
 
     /// Moves the next fire (T6). A past date means "as soon as possible". Inside the timer's own
     /// callout the new date replaces the catch-up computation (T5).
     public func setNextFireDate(_ date: LoopInstant) {
         // The usual re-arm, on the thread of the loop holding the timer (its callout, or the
-        // code driving that loop), takes the loop's lock and the timer's once each.
+        // code driving that loop), takes that loop's lock alone: it owns the schedule.
         if Loop.moveTimerOnCurrentLoop(self, to: date.nanoseconds) { return }
         // Elsewhere: the loop whose modes hold the timer, found under the timer's lock, then
-        // both locks (the lock rule of `fireDate`); again if the timer moved to another loop
-        // meanwhile. In no loop's modes, the timer's lock alone.
+        // that loop's lock; again if the timer moved meanwhile. In no loop's modes, the
+        // timer's lock alone (the lock rule of the schedule).
         while let loop = core.lock.withLock({ () -> Loop? in
             guard let loop = core.holdingLoopLocked else {
-                setFireDateLocked(date.nanoseconds)
+                setNextFireDateOwned(date.nanoseconds)   // the timer's lock owns the schedule
                 return nil
             }
             return loop
@@ -126,41 +142,75 @@ public final class LoopTimer: Sendable {
         }
     }
 
-    /// The new date of `setNextFireDate`, kept by a callout in progress (T5). Call with
-    /// `core.lock` held, and the lock of the loop whose modes hold the timer, if any.
+    /// The new date of `setNextFireDate`, kept by a callout in progress (T5). Call as the
+    /// owner of the schedule.
     @inline(__always)
-    func setFireDateLocked(_ date: UInt64) {
-        fireDate = date
+    func setNextFireDateOwned(_ date: UInt64) {
+        setFireDate(date)
         if firing { rescheduledInCallout = true }
     }
+
+    /// Stores the date. Call as the owner of the schedule (the lock rule above).
+    @inline(__always)
+    func setFireDate(_ date: UInt64) { fireDateStorage.store(date, ordering: .relaxed) }
 
     /// Time between fires (`.zero` for a one-shot timer).
     public var interval: Duration { LoopInstant.duration(nanoseconds: intervalNs) }
 
     /// Requested tolerance; the effective value is `min(tolerance, interval / 2)` for repeating
     /// timers (Darwin's rule, T8). Change it with ``setTolerance(_:)``.
-    public var tolerance: Duration { LoopInstant.duration(nanoseconds: core.lock.withLock { toleranceNs }) }
+    public var tolerance: Duration { LoopInstant.duration(nanoseconds: toleranceStorage.load(ordering: .relaxed)) }
 
     /// Changes the tolerance (T8); negative throws and changes nothing.
     public func setTolerance(_ tolerance: Duration) throws(LoopError) {
         guard tolerance >= .zero else { throw LoopError.negativeDuration(tolerance, what: "LoopTimer tolerance") }
         let loop: Loop? = core.lock.withLock {
-            toleranceNs = Nanoseconds.from(tolerance)
+            toleranceStorage.store(Nanoseconds.from(tolerance), ordering: .relaxed)
             return core.firstLoopLocked
         }
         guard let loop else { return }
         withExtendedLifetime(loop) { loop.reposition(self) }   // as in setNextFireDate
     }
 
-    /// The tolerance the loop applies, in nanoseconds. Call with core.lock held.
-    var effectiveToleranceNsLocked: UInt64 {
-        intervalNs > 0 ? min(toleranceNs, intervalNs / 2) : toleranceNs
+    /// The tolerance the loop applies, in nanoseconds.
+    var effectiveToleranceNs: UInt64 {
+        let toleranceNs = toleranceStorage.load(ordering: .relaxed)
+        return intervalNs > 0 ? min(toleranceNs, intervalNs / 2) : toleranceNs
+    }
+
+    /// Adds `slot` as a mode of loop `slot.loopID` takes the timer, with that loop's lock held:
+    /// the loop owns the schedule from now on. Returns the date and tolerance to queue it at.
+    func join(_ slot: TimerSlot) -> (date: UInt64, tolerance: UInt64) {
+        core.lock.withLock {
+            placements.removeAll { $0.loopID != slot.loopID }  // left by a loop freed without tear-down
+            placements.append(slot)
+            scheduleLoop.store(slot.loopID, ordering: .relaxed)
+            return (fireDate, effectiveToleranceNs)
+        }
+    }
+
+    /// Takes out the slot of mode `modeID` of loop `loopID`, with that loop's lock held; once
+    /// the loop's last mode has dropped the timer, the timer's lock owns the schedule again.
+    func leave(modeID: UInt64, ofLoop loopID: UInt64) -> TimerSlot? {
+        core.lock.withLock {
+            guard let index = placements.firstIndex(where: { $0.modeID == modeID }) else { return nil }
+            let slot = placements.remove(at: index)
+            if !placements.contains(where: { $0.loopID == loopID }) { scheduleLoop.store(0, ordering: .relaxed) }
+            return slot
+        }
+    }
+
+    /// Whether this loop owns the schedule: its modes hold the timer, and keep it while the
+    /// caller holds its lock (`held`), so the caller may change the schedule.
+    @inline(__always)
+    func isScheduled(in loop: Loop, _ held: borrowing LoopLock.Held) -> Bool {
+        scheduleLoop.load(ordering: .relaxed) == loop.identity
     }
 
     /// Calls `body` with each of the timer's slots in the modes of the loop `loopID`, and
     /// returns whether there was one. The slots are lent, not retained: `placements` holds
     /// them, and `body` must not change it. Call with `core.lock` held, or the lock of the
-    /// loop `loopID` (the lock rule of `fireDate`). Mutable access, so
+    /// loop `loopID` when that loop owns the schedule (the rule of `placements`). Mutable access, so
     /// that the array is not retained around `body` (it is never shared: no copy is made).
     @inline(__always)
     func forEachSlotLocked(ofLoop loopID: UInt64, _ body: (TimerSlot) -> Void) -> Bool {

@@ -105,7 +105,7 @@ struct CrossThread {
         #expect(port.pendingCount == 0)
     }
 
-    @Test("T6 setNextFireDate from another thread while the loop's own thread fires the timer and re-arms it in its callout: it keeps firing, and the last date set stands in the timer and its mode (the lock rule of LoopTimer.fireDate; ThreadSanitizer runs this in CI)")
+    @Test("T6 setNextFireDate from another thread while the loop's own thread fires the timer and re-arms it in its callout: it keeps firing, and the last date set stands in the timer and its mode (the lock rule of LoopTimer's schedule; ThreadSanitizer runs this in CI)")
     func setNextFireDateRacesTheFiringPass() {
         let seen = Locked<[String]>([])
         runOnNewPThread {
@@ -140,6 +140,58 @@ struct CrossThread {
             timer.invalidate()
         }
         #expect(seen.withLock { $0 } == ["setter done true", "fired true", "timer true", "mode true"])
+    }
+
+    @Test("T6 the timer's schedule changes hands: setNextFireDate from one thread while another adds the timer to the loop's mode and removes it, and the loop's thread fires it; the last date set stands in the timer and in each mode holding it, in a mode and out of every mode (the lock rule of LoopTimer's schedule; ThreadSanitizer runs this in CI)")
+    func setNextFireDateRacesAddAndRemove() {
+        let seen = Locked<[String]>([])
+        runOnNewPThread {
+            let loop = Loop.current
+            let base = loop.clock.now
+            let timer = try! LoopTimer(fireAt: base, interval: .seconds(3600)) { _ in }
+            loop.add(timer, mode: .default)
+            let finished = Atomic<Int>(0)
+            let setter = startPThread(name: "timer-setter") {
+                for index in 0..<5_000 { timer.setNextFireDate(base.advanced(by: .nanoseconds(index % 2))) }
+                finished.add(1, ordering: .releasing)
+            }
+            // Removes and adds 1,000 times each, ending with the timer in the mode.
+            let mover = startPThread(name: "timer-mover") {
+                for index in 0..<2_000 {
+                    if index % 2 == 0 { loop.remove(timer, mode: .default) } else { loop.add(timer, mode: .default) }
+                }
+                finished.add(1, ordering: .releasing)
+            }
+            // Passes until both are done: bounded by their calls, and by a count.
+            var passes = 0
+            while finished.load(ordering: .acquiring) < 2 && passes < 50_000_000 {
+                loop.run(mode: .default, timeout: 0)
+                passes += 1
+            }
+            pthread_join(setter, nil)
+            pthread_join(mover, nil)
+            let other = Loop.Mode("other")
+            let inMode = base.advanced(by: .seconds(50))
+            timer.setNextFireDate(inMode)
+            var facts = ["both done \(finished.load(ordering: .acquiring) == 2)",
+                         "in mode: timer \(timer.nextFireDate == inMode), mode \(loop.nextTimerFireDate(in: .default) == inMode)"]
+            // Still held by a second mode after the first drops it: the loop keeps the schedule.
+            loop.add(timer, mode: other)
+            loop.remove(timer, mode: .default)
+            let inOther = base.advanced(by: .seconds(60))
+            timer.setNextFireDate(inOther)
+            facts.append("other mode: \(loop.nextTimerFireDate(in: other) == inOther)")
+            // In no mode: the timer's lock keeps it; the mode that takes it next queues that date.
+            loop.remove(timer, mode: other)
+            let outside = base.advanced(by: .seconds(70))
+            timer.setNextFireDate(outside)
+            loop.add(timer, mode: .default)
+            facts.append("out and back: timer \(timer.nextFireDate == outside), mode \(loop.nextTimerFireDate(in: .default) == outside)")
+            seen.withLock { $0 = facts }
+            timer.invalidate()
+        }
+        #expect(seen.withLock { $0 } == ["both done true", "in mode: timer true, mode true", "other mode: true",
+                                         "out and back: timer true, mode true"])
     }
 
     @Test("W1: stop from another thread ends the sleeping run")
