@@ -328,21 +328,39 @@ extension Loop {
         // The lock passes from timer to timer: each callout releases it and takes it again.
         var held = held
         held[state].timers.collectDue(now: now, into: &frame.scratch.pointee.timers)
+        // The due list borrows its timers from the mode's queue until the end of this pass;
+        // a timer the queue drops meanwhile is parked in the mode (`ModeItem.erase`).
+        held[state].timerPasses += 1
         var fired = false
         var index = 0
         while index < frame.scratch.pointee.timers.count {
-            // Lent, not retained: the frame's list holds the timer until the truncate below,
-            // and a nested run has a frame of its own.
-            let timer = Unmanaged.passUnretained(frame.scratch.pointee.timers[index].timer)
+            // The frame's list is this pass's alone: a nested run has a frame of its own.
+            let timer = frame.scratch.pointee.timers[index].timer
             index += 1
             timer._withUnsafeGuaranteedRef { timer in
                 if doTimer(timer, state, limit: now, &held) { fired = true }
             }
         }
         frame.scratch.pointee.timers.truncate(to: 0)
+        held[state].timerPasses -= 1
+        if held[state].timerPasses == 0 && !held[state].parkedTimers.isEmpty {
+            held = releaseParkedTimers(state, held)
+        }
         // A fired timer re-armed its modes as it moved or left; otherwise re-arm here.
         if !fired { state.rearm(waiting: false, held) }
         return held
+    }
+
+    /// Lets go of the timers the mode dropped while its passes borrowed them, after the lock: a
+    /// last release runs the timer's deinit and its callout's captures' (user code). Returns
+    /// the lock taken again. Out of line: only a pass whose callouts removed a timer gets here.
+    @inline(never)
+    private func releaseParkedTimers(_ state: ModeState, _ held: consuming LoopLock.Held) -> LoopLock.Held {
+        let parked = held[state].parkedTimers
+        held[state].parkedTimers = []
+        held.unlock()
+        withExtendedLifetime(parked) {}
+        return lock.lock()
     }
 
     /// T5: fire one timer, then invalidate it (one-shot), keep a date set in the callout, or

@@ -195,6 +195,7 @@ extension Loop {
         restoreAsyncPort(run, held)
         held.loop.value.popFrame()
         held.loop.runningMode = previous
+        run.frame.returnObserverSnapshot(run.mode, held)
         held.unlock()
         run.frame.releaseObserverSnapshot()
         if hasSink { emit(.runEnd(result), "", run.mode.mode) }

@@ -88,7 +88,11 @@ extension LoopTimer: ModeItem {
         return nil
     }
     func erase(from state: ModeState, of loop: Loop, _ held: borrowing LoopLock.Held) {
-        if let slot = leave(modeID: state.id, ofLoop: loop.identity) { held[state].timers.remove(at: slot.index) }
+        if let slot = leave(modeID: state.id, ofLoop: loop.identity) {
+            let dropped = held[state].timers.remove(at: slot.index)
+            // A pass of the mode firing timers may have it in its due list, unretained.
+            if held[state].timerPasses > 0 { held[state].parkedTimers.append(dropped) }
+        }
         state.rearm(waiting: held.loop.sleeping, held)
     }
 }

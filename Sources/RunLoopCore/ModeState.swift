@@ -122,26 +122,43 @@ final class ModeState: Sendable {
     }
 
     /// Call after every change of `observers`. Dropping the mode's snapshot here frees no
-    /// observer under the lock: a removed observer is held by whoever removes it.
+    /// observer under the lock: a removed observer is held by whoever removes it. A run holding
+    /// the snapshot keeps it, and no longer hands it back (`takeBack`).
     func observersChanged(_ held: borrowing LoopLock.Held) {
         held[self].observerSnapshot = nil
+        held[self].lentObserverSnapshot = nil
         observersVersion.wrappingAdd(1, ordering: .releasing)
     }
 
-    /// The snapshot of the mode's current observers (built now if the mode has none), or nil
-    /// when the mode has no observers.
+    /// The current snapshot of the mode's observers for a run that starts or refreshes (nil
+    /// when the mode has none). The first run to ask takes the mode's own reference, moved,
+    /// and the mode marks the snapshot lent; a run nested in it gets a reference of its own.
+    /// Moving instead of copying saves a run with observers an atomic retain and release, two
+    /// locked instructions that were 7% of a short run's time.
     @inline(__always)
-    func observerSnapshot(_ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
-        if let snapshot = held[self].observerSnapshot { return snapshot }
-        return buildObserverSnapshot(held)
+    func lendObserverSnapshot(_ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
+        if let lent = held[self].lentObserverSnapshot { return lent.takeUnretainedValue() }
+        guard let snapshot = held[self].observerSnapshot.take() ?? buildObserverSnapshot(held) else { return nil }
+        held[self].lentObserverSnapshot = Unmanaged.passUnretained(snapshot)
+        return snapshot
+    }
+
+    /// A run's snapshot as the run ends: the mode's own again when it is the one the mode lent
+    /// and the observers have not changed since (nil returned); otherwise returned, for the
+    /// caller to release after the lock (it may hold the last reference to a removed observer).
+    @inline(__always)
+    func takeBack(_ snapshot: consuming ObserverSnapshot?, _ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
+        guard let returned = snapshot, let lent = held[self].lentObserverSnapshot,
+              lent.toOpaque() == Unmanaged.passUnretained(returned).toOpaque() else { return snapshot }
+        held[self].lentObserverSnapshot = nil
+        held[self].observerSnapshot = returned
+        return nil
     }
 
     @inline(never)
     private func buildObserverSnapshot(_ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
         guard !held[self].observers.isEmpty else { return nil }
-        let snapshot = ObserverSnapshot(observers: held[self].observers)
-        held[self].observerSnapshot = snapshot
-        return snapshot
+        return ObserverSnapshot(observers: held[self].observers)
     }
 
     /// Re-arms the timer descriptor (T3) — called with the loop's lock held whenever a timer
@@ -237,10 +254,18 @@ struct ModeGuardedState {
     /// Sorted by `order`, ties in insertion order (O1).
     var observers: [LoopObserver] = []
     /// `observers` per activity, shared by the mode's runs until they change (see
-    /// `ObserverSnapshot`); nil until a run needs it.
+    /// `ObserverSnapshot`); nil until a run needs it, and while it is lent.
     var observerSnapshot: ObserverSnapshot?
+    /// The current snapshot while a run holds the mode's reference to it (`lendObserverSnapshot`);
+    /// that run hands it back at its end unless the observers changed meanwhile.
+    var lentObserverSnapshot: Unmanaged<ObserverSnapshot>?
     /// Ordered by fire date, ties in insertion order (T2); see `TimerQueue`.
     var timers = TimerQueue()
+    /// Passes of the mode between collecting their due timers and their end (a run nested in
+    /// a timer's callout adds its own). While there is one, the due lists borrow timers from
+    /// `timers`, so a timer the mode drops is kept in `parkedTimers` until the last ends.
+    var timerPasses = 0
+    var parkedTimers: [LoopTimer] = []
     /// When the mode's timer descriptor fires (`.max` = disarmed), as last computed: read it
     /// as `ModeState.armedDeadline`, which first recomputes it when it is stale (T3, T8).
     var computedDeadline: UInt64 = .max

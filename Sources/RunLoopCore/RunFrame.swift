@@ -82,7 +82,7 @@ struct RunFrameHandle {
     /// one held before, for the caller to release after the loop's lock. Loop thread.
     @inline(__always)
     func replaceObserverSnapshot(_ state: ModeState, _ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
-        let previous = scratch.pointee.observerSnapshot.take()
+        let previous = state.takeBack(scratch.pointee.observerSnapshot.take(), held)
         holdObserverSnapshot(state, held)
         return previous
     }
@@ -94,15 +94,22 @@ struct RunFrameHandle {
     func holdObserverSnapshot(_ state: ModeState, _ held: borrowing LoopLock.Held) {
         assert(scratch.pointee.observerSnapshot == nil, "a run's frame still holds an observer snapshot")
         scratch.pointee.observersHeldVersion = state.observersVersion.load(ordering: .relaxed)
-        // Stored first and read back from the frame: read from a local, the snapshot was
-        // retained twice and released once (a pair the optimiser left in), 30 instructions a run.
-        scratch.pointee.observerSnapshot = state.observerSnapshot(held)
+        scratch.pointee.observerSnapshot = state.lendObserverSnapshot(held)
         scratch.pointee.observerEntries = scratch.pointee.observerSnapshot?.entries
         scratch.pointee.observerStarts = scratch.pointee.observerSnapshot?.starts
     }
 
-    /// Drops the run's observer snapshot (O5), so observers removed meanwhile are released
-    /// with it. Loop thread, end of a run, lock released.
+    /// Hands the run's snapshot back to `state` if it is still the mode's current one; a stale
+    /// one stays for `releaseObserverSnapshot`. Loop thread, end of a run, lock held.
+    @inline(__always)
+    func returnObserverSnapshot(_ state: ModeState, _ held: borrowing LoopLock.Held) {
+        if scratch.pointee.observerSnapshot != nil {
+            scratch.pointee.observerSnapshot = state.takeBack(scratch.pointee.observerSnapshot.take(), held)
+        }
+    }
+
+    /// Drops what is left of the run's observer snapshot (O5): a stale one, so observers
+    /// removed meanwhile are released with it. Loop thread, end of a run, lock released.
     @inline(__always)
     func releaseObserverSnapshot() {
         scratch.pointee.observersHeldVersion = 0

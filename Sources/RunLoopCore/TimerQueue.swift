@@ -62,11 +62,14 @@ struct TimerQueueEntry {
     }
 }
 
-/// A due timer picked by the pass, in (date, sequence) order.
+/// A due timer picked by the pass, in (date, sequence) order. The timer is lent by the mode's
+/// queue, not retained (a retain and a release are two locked instructions on every fire): a
+/// timer the queue lets go while a pass of the mode fires timers waits in the mode until the
+/// pass ends (`ModeGuardedState.parkedTimers`).
 struct DueTimer {
     let date: UInt64
     let sequence: UInt64
-    let timer: LoopTimer
+    let timer: Unmanaged<LoopTimer>
 }
 
 /// A mode's timers (T2): a binary min-heap on (fire date, insertion sequence), so adding,
@@ -99,15 +102,17 @@ struct TimerQueue {
         siftUp(entries.count - 1)
     }
 
-    /// Takes out the entry at `index` (a slot's index).
-    mutating func remove(at index: Int) {
+    /// Takes out the entry at `index` (a slot's index), returning the queue's reference to
+    /// its timer.
+    mutating func remove(at index: Int) -> LoopTimer {
         let last = entries.count - 1
         if index != last {
             entries.withUnsafeMutableBufferPointer { $0.swapAt(index, last) }
             entries[index].slot._withUnsafeGuaranteedRef { $0.index = index }
         }
-        entries.removeLast()
+        let removed = entries.removeLast()
         if index < entries.count { restore(index) }
+        return removed.timer
     }
 
     /// Moves the entry at `index` to a new date and tolerance; it counts as inserted now (T2).
@@ -150,7 +155,7 @@ struct TimerQueue {
                                    into due: inout [DueTimer]) {
         guard i < buffer.count, buffer[i].date <= now else { return }
         if TimerQueueEntry.isEligible(buffer, i) {
-            due.append(DueTimer(date: buffer[i].date, sequence: buffer[i].sequence, timer: buffer[i].timer))
+            due.append(DueTimer(date: buffer[i].date, sequence: buffer[i].sequence, timer: buffer[i].unretained))
         }
         collectDue(buffer, from: 2 * i + 1, now: now, into: &due)
         collectDue(buffer, from: 2 * i + 2, now: now, into: &due)
