@@ -48,10 +48,18 @@ struct CalloutReleaseTests {
     }
 
     /// Watches an object without holding it, from any callout. `nonisolated(unsafe)`: each
-    /// test reads and clears it on its loop's one thread.
+    /// test reads it on its loop's one thread.
     final class Watch<Object: AnyObject>: Sendable {
         nonisolated(unsafe) weak var object: Object?
         init(_ object: Object) { self.object = object }
+    }
+
+    /// What `make` builds around a new capture, and the capture, watched: `make` hands the
+    /// object to the loop, which then holds the only references to both.
+    func heldOnlyByTheLoop<Object: AnyObject>(_ make: (Capture) throws -> Object) rethrows
+        -> (object: Watch<Object>, capture: Watch<Capture>) {
+        let capture = Capture()
+        return (Watch(try make(capture)), Watch(capture))
     }
 
     @Test("T4 a due timer an earlier callout of its pass removes, held only by its mode: it does not fire, it lives until the pass ends, then it and its captures are freed")
@@ -59,27 +67,21 @@ struct CalloutReleaseTests {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         let trace = Trace()
-        weak var captured: Capture?
-        let watch: Watch<LoopTimer>
-        do {
-            let capture = Capture()
-            captured = capture
+        let (victim, captured) = try heldOnlyByTheLoop { capture in
             let victim = try LoopTimer(fireAt: loop.clock.now, label: "victim") { _ in _ = capture; trace.add("victim") }
             let watched = Watch(victim)
-            watch = watched
-            // Due together: the first added fires first (T2), and removes the other.
-            let remover = try LoopTimer(fireAt: loop.clock.now, label: "remover") { _ in
+            // Due together, the timer added first fires first (T2).
+            loop.add(try LoopTimer(fireAt: loop.clock.now, label: "remover") { _ in
                 if let victim = watched.object { loop.remove(victim, mode: .default) }
                 trace.add("removed; victim alive \(watched.object != nil)")
-            }
-            loop.add(remover, mode: .default)
+            }, mode: .default)
             loop.add(victim, mode: .default)
+            return victim
         }
-        #expect(watch.object != nil && captured != nil, "the mode holds the victim")
+        #expect(victim.object != nil && captured.object != nil, "the mode holds the victim")
         loop.run(mode: .default, timeout: 0)
         #expect(trace.all == ["removed; victim alive true"])
-        #expect(watch.object == nil, "freed once the pass ended")
-        #expect(captured == nil)
+        #expect(victim.object == nil && captured.object == nil, "freed once the pass ended")
     }
 
     @Test("T5 a one-shot timer held only by its mode fires once, then it and its captures are freed when its pass ends")
@@ -87,22 +89,17 @@ struct CalloutReleaseTests {
         let (loop, _) = virtualLoop()
         defer { loop.tearDown() }
         let trace = Trace()
-        weak var captured: Capture?
-        let watch: Watch<LoopTimer>
-        do {
-            let capture = Capture()
-            captured = capture
+        let (once, captured) = try heldOnlyByTheLoop { capture in
             let once = try LoopTimer(fireAt: loop.clock.now, label: "once") { timer in
                 _ = capture
                 trace.add("fired, valid \(timer.isValid)")
             }
-            watch = Watch(once)
             loop.add(once, mode: .default)
+            return once
         }
         loop.run(mode: .default, timeout: 0)
         #expect(trace.all == ["fired, valid true"])
-        #expect(watch.object == nil)
-        #expect(captured == nil)
+        #expect(once.object == nil && captured.object == nil)
     }
 
     @Test("O4 a run hands its observer snapshot back to the mode: an observer removed between runs is freed with its captures at once, and the next run does not call it")
@@ -111,16 +108,14 @@ struct CalloutReleaseTests {
         defer { loop.tearDown() }
         let trace = Trace()
         loop.add(LoopSource(label: "keeps the mode") {}, mode: .default)
-        weak var captured: Capture?
-        do {
-            let capture = Capture()
-            captured = capture
+        let (observer, captured) = heldOnlyByTheLoop { capture in
             let observer = LoopObserver(activities: .beforeTimers, label: "BT") { _, _ in _ = capture; trace.add("BT") }
             loop.add(observer, mode: .default)
-            loop.run(mode: .default, timeout: 0)
-            #expect(loop.remove(observer, mode: .default))
+            return observer
         }
-        #expect(captured == nil, "no run holds a snapshot between runs")
+        loop.run(mode: .default, timeout: 0)
+        #expect(observer.object.map { loop.remove($0, mode: .default) } == true)
+        #expect(observer.object == nil && captured.object == nil, "no run holds a snapshot between runs")
         loop.run(mode: .default, timeout: 0)
         #expect(trace.all == ["BT"])
     }
@@ -132,32 +127,26 @@ struct CalloutReleaseTests {
         let trace = Trace()
         loop.add(LoopSource(label: "keeps the mode") {}, mode: .default)
         let nested = Locked(false)
-        let captured: Watch<Capture>
-        do {
-            let capture = Capture()
-            let watched = Watch(capture)
-            captured = watched
-            let outer = LoopObserver(activities: .beforeTimers, order: 0, label: "outer") { _, _ in
-                trace.add("outer")
-                guard !nested.withLock({ $0 }) else { return }
-                nested.withLock { $0 = true }
-                loop.run(mode: .default, timeout: 0)
-            }
+        loop.add(LoopObserver(activities: .beforeTimers, order: 0, label: "outer") { _, _ in
+            trace.add("outer")
+            guard !nested.withLock({ $0 }) else { return }
+            nested.withLock { $0 = true }
+            loop.run(mode: .default, timeout: 0)
+        }, mode: .default)
+        let (_, captured) = heldOnlyByTheLoop { capture in
             let removed = LoopObserver(activities: .beforeTimers, order: 1, label: "removed") { observer, _ in
                 _ = capture
                 trace.add("removed")
                 _ = loop.remove(observer, mode: .default)
             }
-            loop.add(outer, mode: .default)
             loop.add(removed, mode: .default)
-            let late = LoopObserver(activities: .beforeSources, label: "BS") { _, _ in
-                trace.add("BS, removed freed \(watched.object == nil)")
-            }
-            loop.add(late, mode: .default)
+            return removed
         }
+        loop.add(LoopObserver(activities: .beforeSources, label: "BS") { _, _ in
+            trace.add("BS, removed freed \(captured.object == nil)")
+        }, mode: .default)
         loop.run(mode: .default, timeout: 0)
         #expect(trace.all == ["outer", "removed", "BS, removed freed false", "removed", "BS, removed freed true"])
         #expect(captured.object == nil)
     }
 }
-
