@@ -1,8 +1,8 @@
 import Synchronization
 
 /// Where one timer sits in one mode's queue. The timer keeps one slot per mode holding it
-/// (`LoopTimer.placements`, under the timer's lock); `index` follows the entry as the heap
-/// moves it (under the loop's lock).
+/// (`LoopTimer.placements`, written with the loop's lock and the timer's held); `index`
+/// follows the entry as the heap moves it (under the loop's lock).
 final class TimerSlot: Sendable {
     /// `Loop.identity` of the loop whose mode holds the timer.
     let loopID: UInt64
