@@ -133,8 +133,8 @@ final class ModeState: Sendable {
     /// The current snapshot of the mode's observers for a run that starts or refreshes (nil
     /// when the mode has none). The first run to ask takes the mode's own reference, moved,
     /// and the mode marks the snapshot lent; a run nested in it gets a reference of its own.
-    /// Moving instead of copying saves a run with observers an atomic retain and release, two
-    /// locked instructions that were 7% of a short run's time.
+    /// Moving instead of copying saves every run with observers an atomic retain and release
+    /// (7% of the samples of a re-armed timer's run with two observers, `perf record`).
     @inline(__always)
     func lendObserverSnapshot(_ held: borrowing LoopLock.Held) -> ObserverSnapshot? {
         if let lent = held[self].lentObserverSnapshot { return lent.takeUnretainedValue() }
