@@ -356,8 +356,8 @@ extension Loop {
     /// the lock taken again. Out of line: only a pass whose callouts removed a timer gets here.
     @inline(never)
     private func releaseParkedTimers(_ state: ModeState, _ held: consuming LoopLock.Held) -> LoopLock.Held {
-        let parked = held[state].parkedTimers
-        held[state].parkedTimers = []
+        var parked: [LoopTimer] = []
+        swap(&parked, &held[state].parkedTimers)   // moved out: no copy of the list
         held.unlock()
         withExtendedLifetime(parked) {}
         return lock.lock()
