@@ -205,6 +205,16 @@ uint64_t rlk_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t rlk_monotonic_coarse_ns(void) {
+#ifdef CLOCK_MONOTONIC_COARSE
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+#else
+    return 0;
+#endif
+}
+
 int64_t rlk_gettid(void) { return (int64_t)syscall(SYS_gettid); }
 
 int rlk_is_main_thread(void) { return rlk_gettid() == (int64_t)getpid(); }

@@ -317,17 +317,23 @@ extension Loop {
 
     // MARK: Timers: every due timer in one pass, each re-armed on its grid (T4, T5)
 
-    /// Fires every valid, non-firing timer due at `now`, in fire-date order (T4). `known` is
-    /// a clock reading the pass has just taken to find a timer due, used instead of reading
-    /// the clock again. Takes the lock from the wait's critical section and returns it held,
-    /// for the pass's exit checks: a timer pass takes the lock once, before its callouts, and
-    /// once after each.
-    func doTimers(_ run: RunContext, now known: UInt64?, _ held: consuming LoopLock.Held) -> LoopLock.Held {
+    /// Fires every valid, non-firing timer due now, in fire-date order (T4). `known` is the
+    /// time the pass has just read to find a timer due, used instead of reading the clock
+    /// again. Takes the lock from the wait's critical section and returns it held, for the
+    /// pass's exit checks: a timer pass takes the lock once, before its callouts, and once
+    /// after each.
+    func doTimers(_ run: RunContext, time known: TimerPassTime?, _ held: consuming LoopLock.Held) -> LoopLock.Held {
         let state = run.mode, frame = run.frame
-        let now = known ?? clockNanoseconds()
+        var time = known ?? readTimerPassTime()
         // The lock passes from timer to timer: each callout releases it and takes it again.
         var held = held
-        held[state].timers.collectDue(now: now, into: &frame.scratch.pointee.timers)
+        let beyond = held[state].timers.collectDue(now: time.reading, into: &frame.scratch.pointee.timers)
+        if !time.decides(beyond) {
+            // A timer dated just after the coarse reading might be due: collect by the exact time.
+            frame.scratch.pointee.timers.truncate(to: 0)
+            time = readTimerPassTime()
+            held[state].timers.collectDue(now: time.reading, into: &frame.scratch.pointee.timers)
+        }
         // The due list borrows its timers from the mode's queue until the end of this pass;
         // a timer the queue drops meanwhile is parked in the mode (`ModeItem.erase`).
         held[state].timerPasses += 1
@@ -338,7 +344,7 @@ extension Loop {
             let timer = frame.scratch.pointee.timers[index].timer
             index += 1
             timer._withUnsafeGuaranteedRef { timer in
-                if doTimer(timer, state, limit: now, &held) { fired = true }
+                if doTimer(timer, state, time: &time, &held) { fired = true }
             }
         }
         frame.scratch.pointee.timers.truncate(to: 0)
@@ -367,16 +373,17 @@ extension Loop {
     /// advance it on its original grid past `now`, skipping missed ticks. Returns whether it
     /// fired. The callout runs without the lock: `held` is given up before it and holds the
     /// lock taken again after it.
-    private func doTimer(_ timer: LoopTimer, _ state: ModeState, limit: UInt64,
+    private func doTimer(_ timer: LoopTimer, _ state: ModeState, time: inout TimerPassTime,
                          _ held: inout LoopLock.Held) -> Bool {
         // The loop's lock alone (it owns the timer's schedule): one critical section checks the
         // timer, marks it firing and re-arms its modes without it (T5.2).
-        guard let started = startFiring(timer, limit: limit, held) else { return false }
+        guard let started = startFiring(timer, time: &time, held) else { return false }
         held.unlock()
         callOut(.timer, timer.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_TIMER__(timer) }
         if started.oneShot { timer.invalidate() }
-        // Catch-up coalescing on the original grid (T5.6) needs the time after the callout.
-        let now = started.oneShot ? 0 : clockNanoseconds()
+        // Catch-up coalescing on the original grid (T5.6) needs the time after the callout,
+        // as precise as can change its result (`catchUpTime`).
+        let now = started.oneShot ? 0 : catchUpTime(timer, lastDue: started.old, firedAt: time.reading)
         held = lock.lock()
         timer.firing = false
         if timer.isScheduled(in: self, held) {
@@ -399,16 +406,7 @@ extension Loop {
     @inline(__always)
     private func finishFiring(_ timer: LoopTimer, started old: UInt64, now: UInt64) {
         if !timer.rescheduledInCallout {
-            let interval = timer.intervalNs
-            var next = old
-            if next <= now {
-                let missed = (now - next) / interval + 1
-                let (product, overflow) = missed.multipliedReportingOverflow(by: interval)
-                next = overflow ? .max : Nanoseconds.add(next, product)
-            } else {
-                next = Nanoseconds.add(next, interval)
-            }
-            timer.setFireDate(next)
+            timer.setFireDate(TimerGrid.next(after: now, from: old, interval: timer.intervalNs))
         }
         timer.rescheduledInCallout = false
     }
@@ -420,8 +418,12 @@ extension Loop {
     /// Nil when it does not fire (left this loop's modes, invalid, not due, firing in an outer
     /// run).
     @inline(__always)
-    private func startFiring(_ timer: LoopTimer, limit: UInt64, _ held: borrowing LoopLock.Held) -> (old: UInt64, oneShot: Bool)? {
-        guard timer.core.isValid, !timer.firing, timer.fireDate <= limit else { return nil }
+    private func startFiring(_ timer: LoopTimer, time: inout TimerPassTime,
+                             _ held: borrowing LoopLock.Held) -> (old: UInt64, oneShot: Bool)? {
+        // An earlier callout of this pass may have moved the date past the reading: `isDue`
+        // then reads the clock again, as CF does for each timer.
+        guard timer.core.isValid, !timer.firing,
+              time.isDue(timer.fireDate, readExact: { readTimerPassTime().reading }) else { return nil }
         timer.firing = true
         let inThisLoop = timer.forEachSlotLocked(ofLoop: identity) { slot in
             slot.mode._withUnsafeGuaranteedRef { $0.rearm(waiting: false, held) }

@@ -21,11 +21,11 @@ struct PassTop {
 struct Cause {
     let live: LivePort
     /// The clock reading that found a timer due, so handling it reads the clock no second time.
-    var timerNow: UInt64? = nil
+    var timerTime: TimerPassTime? = nil
 
-    init(_ live: LivePort, timerNow: UInt64? = nil) {
+    init(_ live: LivePort, timerTime: TimerPassTime? = nil) {
         self.live = live
-        self.timerNow = timerNow
+        self.timerTime = timerTime
     }
 }
 
@@ -175,7 +175,7 @@ extension Loop {
         case .none, .wake, .failed:
             break
         case .timer:
-            held = doTimers(run, now: cause.timerNow, held)
+            held = doTimers(run, time: cause.timerTime, held)
         case .async:
             held.unlock()
             drainAsyncQueue(run)

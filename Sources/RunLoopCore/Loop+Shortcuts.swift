@@ -84,10 +84,7 @@ extension Loop {
     func pollQuietly(_ run: RunContext, _ plan: WaitPlan, _ held: borrowing LoopLock.Held) -> Cause {
         var cause = Cause(.none)
         if takeNotedWakeUp(for: held[run.frame].serial, held) == true { cause = Cause(.wake) }
-        if plan.armed != .max {
-            let now = clockNanoseconds()
-            if plan.armed <= now { cause = Cause(.timer, timerNow: now) }
-        }
+        if plan.armed != .max, let time = timerPassTime(ifDue: plan.armed) { cause = Cause(.timer, timerTime: time) }
         return cause
     }
 }

@@ -105,6 +105,9 @@ struct LoopOwnedState {
     var activeInstrumentationVersion: UInt64 = 0
     /// Teardown is running the jobs left (W6): they are isolated to this loop meanwhile.
     var runningJobsAtTeardown = false
+    /// The last exact clock reading a timer pass took (`timerPassTime`): a timer due at it is
+    /// long due, and worth asking the coarse clock about.
+    var lastTimerReading: UInt64 = 0
 
     mutating func adopt(sink: (any LoopEventSink)?, interceptor: (any LoopCalloutInterceptor)?) {
         activeSink = sink

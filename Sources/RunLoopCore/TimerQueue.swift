@@ -142,23 +142,33 @@ struct TimerQueue {
     }
 
     /// Appends every eligible timer due at `now` to `due`, in (date, sequence) order (T4).
-    /// Visits the due part of the heap only.
-    mutating func collectDue(now: UInt64, into due: inout [DueTimer]) {
-        guard let root = entries.first?.date, root <= now else { return }
+    /// Visits the due part of the heap only. Returns the earliest date in the queue after
+    /// `now` (`.max` when none): how much later `now` could have been for the same result.
+    @discardableResult
+    mutating func collectDue(now: UInt64, into due: inout [DueTimer]) -> UInt64 {
+        guard let root = entries.first?.date else { return .max }
+        guard root <= now else { return root }
         let start = due.count
-        withEntries { Self.collectDue($0, from: 0, now: now, into: &due) }
+        var beyond = UInt64.max
+        withEntries { Self.collectDue($0, from: 0, now: now, into: &due, beyond: &beyond) }
         Self.sortByDate(&due, from: start)
+        return beyond
     }
 
-    /// Depth-first over the entries due at `now`: a subtree whose root is not due holds none.
+    /// Depth-first over the entries due at `now`: a subtree whose root is not due holds none,
+    /// and the earliest date after `now` is among those roots (a heap's children come later).
     private static func collectDue(_ buffer: UnsafeBufferPointer<TimerQueueEntry>, from i: Int, now: UInt64,
-                                   into due: inout [DueTimer]) {
-        guard i < buffer.count, buffer[i].date <= now else { return }
+                                   into due: inout [DueTimer], beyond: inout UInt64) {
+        guard i < buffer.count else { return }
+        guard buffer[i].date <= now else {
+            beyond = min(beyond, buffer[i].date)
+            return
+        }
         if TimerQueueEntry.isEligible(buffer, i) {
             due.append(DueTimer(date: buffer[i].date, sequence: buffer[i].sequence, timer: buffer[i].unretained))
         }
-        collectDue(buffer, from: 2 * i + 1, now: now, into: &due)
-        collectDue(buffer, from: 2 * i + 2, now: now, into: &due)
+        collectDue(buffer, from: 2 * i + 1, now: now, into: &due, beyond: &beyond)
+        collectDue(buffer, from: 2 * i + 2, now: now, into: &due, beyond: &beyond)
     }
 
     /// When the mode's timer descriptor should fire (T3, T8): with `hard` = the earliest
