@@ -143,7 +143,8 @@ struct TimerQueue {
 
     /// Appends every eligible timer due at `now` to `due`, in (date, sequence) order (T4).
     /// Visits the due part of the heap only. Returns the earliest date in the queue after
-    /// `now` (`.max` when none): how much later `now` could have been for the same result.
+    /// `now` (`.max` when none; firing timers count too, which can only make it earlier): any
+    /// `now` before it would have collected the same timers.
     @discardableResult
     mutating func collectDue(now: UInt64, into due: inout [DueTimer]) -> UInt64 {
         guard let root = entries.first?.date else { return .max }
