@@ -381,33 +381,32 @@ extension Loop {
         held.unlock()
         callOut(.timer, timer.label, state.mode) { __RLK_IS_CALLING_OUT_TO_A_TIMER__(timer) }
         if started.oneShot { timer.invalidate() }
-        // Catch-up coalescing on the original grid (T5.6) needs the time after the callout,
-        // as precise as can change its result (`catchUpTime`).
-        let now = started.oneShot ? 0 : catchUpTime(timer, lastDue: started.old, firedAt: time.reading)
+        // Catch-up coalescing on the original grid (T5.6), from the time after the callout
+        // read only as precisely as can change the date (`nextGridDate`); before the lock.
+        let next = started.oneShot ? nil : nextGridDate(timer, lastDue: started.old, firedAt: time.reading)
         held = lock.lock()
         timer.firing = false
         if timer.isScheduled(in: self, held) {
             // Still in this loop's modes: the loop's lock alone, as before the callout.
             if timer.core.isValid {
-                finishFiring(timer, started: started.old, now: now)
+                finishFiring(timer, next: next)
                 reposition(timer, waiting: false, held)   // the loop's own thread, in its pass: not waiting
             }
         } else {
             // The callout took it out of this loop's modes: the timer's lock owns its schedule.
             timer.core.lock.withLock {
-                if timer.core.valid { finishFiring(timer, started: started.old, now: now) }
+                if timer.core.valid { finishFiring(timer, next: next) }
             }
         }
         return true
     }
 
     /// T5 after the callout, as the owner of the timer's schedule: a date set in the callout
-    /// stands; otherwise the next date on the original grid after `now`, missed ticks skipped.
+    /// stands; otherwise `next`, the grid date after the callout (nil only when the callout had
+    /// set a date before `nextGridDate` looked, which then still stands).
     @inline(__always)
-    private func finishFiring(_ timer: LoopTimer, started old: UInt64, now: UInt64) {
-        if !timer.rescheduledInCallout {
-            timer.setFireDate(TimerGrid.next(after: now, from: old, interval: timer.intervalNs))
-        }
+    private func finishFiring(_ timer: LoopTimer, next: UInt64?) {
+        if !timer.rescheduledInCallout, let next { timer.setFireDate(next) }
         timer.rescheduledInCallout = false
     }
 

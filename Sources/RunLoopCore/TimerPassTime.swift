@@ -13,7 +13,7 @@ import CRunLoopShims
 //   exact reading of this loop (`lastTimerReading`): such a timer is long due, and the coarse
 //   clock shows it. A timer that just became due is read exactly at once, with no coarse read
 //   spent. The collection is the exact one when no timer is dated just above the reading.
-// - T5's catch-up after a repeating timer's callout (`catchUpTime`).
+// - T5's catch-up after a repeating timer's callout (`nextGridDate`).
 
 /// The grid of a repeating timer: its first date plus whole intervals.
 enum TimerGrid {
@@ -29,13 +29,6 @@ enum TimerGrid {
         return overflow ? .max : Nanoseconds.add(old, span)
     }
 
-    /// Whether `reading` gives the same next date as any time from it to less than `slack`
-    /// later: true when the next grid date after it is at least `slack` away, since then no
-    /// grid date lies between the reading and such a time.
-    @inline(__always)
-    static func reading(_ reading: UInt64, decidesNextFrom old: UInt64, interval: UInt64, slack: UInt64) -> Bool {
-        next(after: reading, from: old, interval: interval) - reading >= slack
-    }
 }
 
 /// CLOCK_MONOTONIC_COARSE as a lower bound of the exact monotonic time.
@@ -103,36 +96,28 @@ extension Loop {
     @inline(__always)
     func readTimerPassTime() -> TimerPassTime {
         let now = clockNanoseconds()
-        noteTimerReading(now)
+        owned.lastTimerReading = now
         return .exact(now)
     }
 
-    /// Keeps an exact reading for `timerPassTime`'s test.
+    /// T5's catch-up after the callout of a repeating `timer`, last due at `old` and fired at
+    /// `limit` (a reading taken before its callout): the first grid date after the time the
+    /// callout ended, or nil when the callout set a date (no time is needed then; only the
+    /// pass firing the timer clears the flag, so a flag read set here is still set under the
+    /// lock). On the monotonic clock the coarse reading (or `limit`, if later) stands in for
+    /// that time when it decides the grid date (`TimerPassTime.decides`); otherwise the exact
+    /// clock is read.
     @inline(__always)
-    func noteTimerReading(_ now: UInt64) { owned.lastTimerReading = now }
-
-    /// The time T5's catch-up starts from after the callout of a repeating `timer`, last due at
-    /// `old` and fired at `limit` (a reading taken before its callout), such that
-    /// `TimerGrid.next(after:)` gives what it gives for the exact time the callout ended.
-    /// - When the callout set a date, the catch-up does not run: `limit` stands in. Only the
-    ///   pass firing the timer clears the flag, so a flag read set here is still set under the
-    ///   lock.
-    /// - On the monotonic clock, when the next grid point is at least a margin beyond the coarse
-    ///   reading (or `limit`, if later), it is beyond the exact time too: that reading is
-    ///   returned, and the grid point it gives is the same.
-    /// - Otherwise the exact time.
-    @inline(__always)
-    func catchUpTime(_ timer: LoopTimer, lastDue old: UInt64, firedAt limit: UInt64) -> UInt64 {
-        if timer.rescheduledInCallout { return limit }
+    func nextGridDate(_ timer: LoopTimer, lastDue old: UInt64, firedAt limit: UInt64) -> UInt64? {
+        if timer.rescheduledInCallout { return nil }
         let interval = timer.intervalNs
-        // The next grid point is at most an interval past any reading, so an interval within
-        // the margin could clear it only from a grid date exactly: the exact clock, unasked.
+        // The next grid date is at most an interval past any reading, so an interval within
+        // the margin could be decided only from a grid date exactly: the exact clock, unasked.
         if usesMonotonicClock, interval > CoarseMonotonicTime.margin, let coarse = CoarseMonotonicTime.read() {
-            let lowerBound = max(limit, coarse)
-            if TimerGrid.reading(lowerBound, decidesNextFrom: old, interval: interval, slack: CoarseMonotonicTime.margin) {
-                return lowerBound
-            }
+            let time = TimerPassTime.coarse(max(limit, coarse))
+            let next = TimerGrid.next(after: time.reading, from: old, interval: interval)
+            if time.decides(next) { return next }
         }
-        return clockNanoseconds()
+        return TimerGrid.next(after: clockNanoseconds(), from: old, interval: interval)
     }
 }

@@ -16,33 +16,35 @@ struct TimerPassTimeTests {
         #expect(TimerGrid.next(after: 5, from: .max - 3, interval: 10) == .max)
     }
 
-    /// Whatever the exact time in [reading, reading + slack), a reading that decides the next
-    /// date gives the exact time's next date. Seeded, so a failure repeats.
-    @Test("T5 a reading that decides the next date gives what the exact time gives, for every time within the slack")
+    /// Whatever the exact time in [reading, reading + margin), a coarse reading that decides
+    /// the next grid date (`TimerPassTime.decides`, the rule `nextGridDate` uses) gives the exact
+    /// time's next date. Seeded, so a failure repeats.
+    @Test("T5 a reading that decides the next date gives what the exact time gives, for every time within the margin")
     func lowerReadingDecides() {
+        let margin = CoarseMonotonicTime.margin
         var random = ScaleStructureTests.SplitMix(state: 0x5EED_7135)
-        func draw(_ bound: Int) -> UInt64 { UInt64(random.next(bound)) }
+        func draw(_ bound: UInt64) -> UInt64 { UInt64(random.next(Int(bound))) }
         var decided = 0, undecided = 0
         for _ in 0..<200_000 {
-            let interval = 1 + draw(5_000)
-            let slack = 1 + draw(3_000)
-            let old = draw(1_000_000)
-            let reading = old + draw(20_000)
-            let exact = reading + draw(Int(slack))
-            if TimerGrid.reading(reading, decidesNextFrom: old, interval: interval, slack: slack) {
+            let interval = 1 + draw(5 * margin)
+            let old = draw(1_000 * margin)
+            let reading = old + draw(20 * margin)
+            let exact = reading + draw(margin)
+            let next = TimerGrid.next(after: reading, from: old, interval: interval)
+            if TimerPassTime.coarse(reading).decides(next) {
                 decided += 1
-                #expect(TimerGrid.next(after: reading, from: old, interval: interval)
-                        == TimerGrid.next(after: exact, from: old, interval: interval),
-                        "old \(old) interval \(interval) slack \(slack) reading \(reading) exact \(exact)")
+                #expect(next == TimerGrid.next(after: exact, from: old, interval: interval),
+                        "old \(old) interval \(interval) reading \(reading) exact \(exact)")
             } else {
                 undecided += 1
             }
         }
         // Both answers occur, so the property was checked where it matters.
         #expect(decided > 10_000 && undecided > 10_000)
-        // An interval shorter than the slack never decides: the next date is within it.
-        #expect(!TimerGrid.reading(1_000, decidesNextFrom: 0, interval: 9, slack: 10))
-        #expect(TimerGrid.reading(1_000, decidesNextFrom: 0, interval: 10, slack: 10))   // on a grid date: 1,010 for all
+        // An interval shorter than the margin never decides: the next date is within it.
+        #expect(!TimerPassTime.coarse(1_000).decides(TimerGrid.next(after: 1_000, from: 0, interval: margin - 1)))
+        // From a grid date, an interval of exactly the margin does: the next date is the same for all.
+        #expect(TimerPassTime.coarse(margin).decides(TimerGrid.next(after: margin, from: 0, interval: margin)))
     }
 
     /// On the monotonic clock, a timer whose interval clears the coarse clock's margin takes
