@@ -28,7 +28,6 @@ enum TimerGrid {
         let (span, overflow) = missed.multipliedReportingOverflow(by: interval)
         return overflow ? .max : Nanoseconds.add(old, span)
     }
-
 }
 
 /// CLOCK_MONOTONIC_COARSE as a lower bound of the exact monotonic time.
